@@ -1,0 +1,1 @@
+//! PreToolUse / PostToolUse hooks (DESIGN §5.5).

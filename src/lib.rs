@@ -1,0 +1,13 @@
+//! ground-link's core: everything that decides what an AI may do on this machine, and does it.
+//!
+//! No GUI dependency: the CLI (`src/main.rs`), the bridge and the tray app are thin adapters
+//! over this library. Start at [`engine::Engine`], which runs one call through the permission
+//! pipeline of DESIGN §5.1.
+
+pub mod audit;
+pub mod hooks;
+pub mod parser;
+pub mod policy;
+pub mod protocol;
+pub mod supervisor;
+pub mod tools;

@@ -1,0 +1,1 @@
+//! The `<tool>{json}</tool>` block parser (DESIGN §2.1).

@@ -1,0 +1,1 @@
+//! Shell command classification (DESIGN §5.2).

@@ -1,0 +1,3 @@
+//! The permission engine (DESIGN §5).
+
+pub mod classify;

@@ -1,0 +1,515 @@
+//! Wire types shared by the bridge, the CLI, the tray app, the UI and the extension.
+//!
+//! Plain serde types with no behaviour beyond small conversions: camelCase on the wire, unions
+//! tagged with `"type"`, JSON Schema from `schemars`. Anything that decides or runs lives
+//! elsewhere; this module is what every side agrees on.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The seven sandbox tools of DESIGN §3.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolName {
+    ListDir,
+    ReadFile,
+    Glob,
+    Grep,
+    WriteFile,
+    EditFile,
+    ExecCmd,
+}
+
+impl ToolName {
+    pub const ALL: [ToolName; 7] = [
+        ToolName::ListDir,
+        ToolName::ReadFile,
+        ToolName::Glob,
+        ToolName::Grep,
+        ToolName::WriteFile,
+        ToolName::EditFile,
+        ToolName::ExecCmd,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolName::ListDir => "list_dir",
+            ToolName::ReadFile => "read_file",
+            ToolName::Glob => "glob",
+            ToolName::Grep => "grep",
+            ToolName::WriteFile => "write_file",
+            ToolName::EditFile => "edit_file",
+            ToolName::ExecCmd => "exec_cmd",
+        }
+    }
+
+    /// The canonical tool for a name as a model may write it: the canonical name, an alias from
+    /// the original documents (`ls`, `read`, `write`, `cmd`, `exec`) or a Claude-style name
+    /// (`LS`, `Read`, `Write`, `Edit`, `Glob`, `Grep`, `Bash`). Exact spelling only: `READ` or
+    /// `bash` are not aliases, so a typo is reported instead of guessed.
+    pub fn from_alias(name: &str) -> Option<ToolName> {
+        Some(match name {
+            "list_dir" | "ls" | "LS" => ToolName::ListDir,
+            "read_file" | "read" | "Read" => ToolName::ReadFile,
+            "glob" | "Glob" => ToolName::Glob,
+            "grep" | "Grep" => ToolName::Grep,
+            "write_file" | "write" | "Write" => ToolName::WriteFile,
+            "edit_file" | "Edit" => ToolName::EditFile,
+            "exec_cmd" | "cmd" | "exec" | "Bash" => ToolName::ExecCmd,
+            _ => return None,
+        })
+    }
+
+    /// Tools that change files or run programs; they run one at a time (DESIGN §6).
+    pub fn is_mutating(self) -> bool {
+        matches!(
+            self,
+            ToolName::WriteFile | ToolName::EditFile | ToolName::ExecCmd
+        )
+    }
+}
+
+impl std::fmt::Display for ToolName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One call as the model wrote it (DESIGN §2.1). `name` is kept as written (after alias
+/// normalisation by the parser) so an unknown tool can be reported by name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCall {
+    pub name: String,
+    #[serde(default)]
+    pub args: Map<String, Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// A call as it reaches the engine: `POST /exec` bodies, `ground-link check/call --json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CallRequest {
+    pub name: String,
+    #[serde(default)]
+    pub args: Map<String, Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Conversation id from the extension; scopes "allow for this conversation".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
+    /// How long `POST /exec` waits before answering 202 `pending` (bridge only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_ms: Option<u64>,
+}
+
+impl CallRequest {
+    pub fn tool_call(&self) -> ToolCall {
+        ToolCall {
+            name: self.name.clone(),
+            args: self.args.clone(),
+            reason: self.reason.clone(),
+        }
+    }
+}
+
+impl From<ToolCall> for CallRequest {
+    fn from(call: ToolCall) -> Self {
+        CallRequest {
+            name: call.name,
+            args: call.args,
+            reason: call.reason,
+            session: None,
+            call_id: None,
+            wait_ms: None,
+        }
+    }
+}
+
+/// Where a call came from; recorded in the audit log and shown in the approval dialog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum Source {
+    Cli,
+    Bridge,
+    Clipboard,
+    Mcp,
+}
+
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "camelCase")]
+pub enum Risk {
+    Safe,
+    Moderate,
+    Dangerous,
+}
+
+impl Risk {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Risk::Safe => "safe",
+            Risk::Moderate => "moderate",
+            Risk::Dangerous => "dangerous",
+        }
+    }
+}
+
+/// What the permission engine decided.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "camelCase")]
+pub enum Verdict {
+    Allow,
+    Ask,
+    Deny,
+}
+
+/// The rule layers of DESIGN §5.3, strictest first.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "camelCase")]
+pub enum Layer {
+    Managed,
+    Global,
+    Project,
+    Session,
+}
+
+impl Layer {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Layer::Managed => "managed",
+            Layer::Global => "global",
+            Layer::Project => "project",
+            Layer::Session => "session",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RuleRef {
+    pub id: String,
+    pub layer: Layer,
+}
+
+/// The pipeline steps of DESIGN §5.1, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum StepKind {
+    Validate,
+    Jail,
+    Sandbox,
+    Protected,
+    Catastrophic,
+    DenyRule,
+    AskRule,
+    Classify,
+    AllowRule,
+    SessionGrant,
+    Mode,
+    Default,
+}
+
+/// One step that looked at the call, and what it concluded (`None`: it passed the call on).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Step {
+    pub step: StepKind,
+    pub outcome: Option<Verdict>,
+    pub detail: String,
+}
+
+/// A decision with its explanation; `ground-link check` prints exactly this.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Decision {
+    pub decision: Verdict,
+    pub risk: Risk,
+    pub reason: String,
+    pub rule: Option<RuleRef>,
+    pub steps: Vec<Step>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum CallStatus {
+    Success,
+    Error,
+    Denied,
+    Timeout,
+    Pending,
+}
+
+impl CallStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallStatus::Success => "success",
+            CallStatus::Error => "error",
+            CallStatus::Denied => "denied",
+            CallStatus::Timeout => "timeout",
+            CallStatus::Pending => "pending",
+        }
+    }
+}
+
+/// The result object of `POST /exec`, `GET /calls/{id}` and `ground-link call` (DESIGN §6).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CallResult {
+    pub status: CallStatus,
+    /// The tool's sanitised text, with a truncation notice where one applies.
+    pub output: String,
+    /// The whole `<tool_result>` block of DESIGN §2.2, ready to paste.
+    pub formatted: String,
+    pub call_id: String,
+    pub decision: Option<Decision>,
+    pub duration_ms: u64,
+    pub truncated: bool,
+}
+
+/// How the sandbox confines tools (DESIGN §4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    ReadOnly,
+    #[default]
+    WorkspaceWrite,
+    FullAccess,
+}
+
+impl SandboxMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxMode::ReadOnly => "read-only",
+            SandboxMode::WorkspaceWrite => "workspace-write",
+            SandboxMode::FullAccess => "full-access",
+        }
+    }
+}
+
+/// `ask` (default) or `auto` (moderate calls run without a dialog; dangerous still asks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum ApprovalMode {
+    #[default]
+    Ask,
+    Auto,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum RuleAction {
+    Allow,
+    Deny,
+    Ask,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RuleMatch {
+    /// Whole words at the start of each simple command (`npm test` matches `npm test -x`, not
+    /// `npm tests`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command_prefix: Option<String>,
+    /// Matched against the resolved path relative to the sandbox root.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path_glob: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RuleExamples {
+    /// Commands (for `exec_cmd` rules) or root-relative paths that the rule must match.
+    #[serde(default, rename = "match")]
+    pub matches: Vec<String>,
+    #[serde(default)]
+    pub not_match: Vec<String>,
+}
+
+/// One permission rule (DESIGN §5.3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Rule {
+    pub id: String,
+    pub action: RuleAction,
+    /// A tool name, an alias, or `*`.
+    pub tool: String,
+    #[serde(default, rename = "match")]
+    pub matches: RuleMatch,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub examples: Option<RuleExamples>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum OnFailure {
+    #[default]
+    Block,
+    Skip,
+}
+
+fn default_hook_timeout() -> u64 {
+    5000
+}
+
+/// A PreToolUse / PostToolUse hook (DESIGN §5.5).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Hook {
+    pub id: String,
+    /// A tool name, an alias, or `*`.
+    #[serde(default = "star")]
+    pub tool_match: String,
+    /// Run with `sh -c` in the sandbox root.
+    pub command: String,
+    /// Milliseconds.
+    #[serde(default = "default_hook_timeout")]
+    pub timeout: u64,
+    #[serde(default)]
+    pub on_failure: OnFailure,
+}
+
+fn star() -> String {
+    "*".to_string()
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "PascalCase", deny_unknown_fields)]
+pub struct Hooks {
+    #[serde(default)]
+    pub pre_tool_use: Vec<Hook>,
+    #[serde(default)]
+    pub post_tool_use: Vec<Hook>,
+}
+
+/// A permission file: managed, global or project (DESIGN §5.3). `allow`/`deny`/`ask` take
+/// Claude Code-style shorthand strings such as `Bash(npm test *)` or `Read(src/**)`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PermissionFile {
+    pub version: u32,
+    #[serde(default)]
+    pub rules: Vec<Rule>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deny: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ask: Vec<String>,
+    #[serde(default)]
+    pub hooks: Hooks,
+}
+
+impl Default for PermissionFile {
+    fn default() -> Self {
+        PermissionFile {
+            version: 1,
+            rules: Vec::new(),
+            allow: Vec::new(),
+            deny: Vec::new(),
+            ask: Vec::new(),
+            hooks: Hooks::default(),
+        }
+    }
+}
+
+/// How far an "allow" answer reaches (DESIGN §5.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum Scope {
+    Once,
+    Session,
+    Project,
+    Global,
+}
+
+/// What the approval dialog (or terminal) shows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalRequest {
+    pub call_id: String,
+    pub tool: ToolName,
+    pub args: Map<String, Value>,
+    /// The model's stated reason, if any.
+    pub reason: Option<String>,
+    pub risk: Risk,
+    pub decision: Decision,
+    /// For `exec_cmd`: the simple commands the line is made of.
+    pub command_parts: Vec<String>,
+    /// For writes and edits: a unified diff of what would change.
+    pub diff: Option<String>,
+    pub session: Option<String>,
+    pub source: Source,
+    /// The narrowest useful rule for a scoped allow; the user may edit it.
+    pub proposed_rule: Rule,
+    /// Scoped answers that make sense here (a protected path only allows `once`).
+    pub scopes: Vec<Scope>,
+    pub timeout_ms: u64,
+}
+
+/// The answer to an approval request. A missing answer (timeout, closed dialog) is a deny.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum ApprovalAnswer {
+    #[serde(rename_all = "camelCase")]
+    Allow {
+        scope: Scope,
+        /// The rule to remember for scoped answers (the proposed one, possibly edited).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rule: Option<Rule>,
+    },
+    #[serde(rename_all = "camelCase")]
+    Deny {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+}
+
+/// Settings shared by the CLI, the bridge and the app.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Settings {
+    pub sandbox: SandboxMode,
+    pub mode: ApprovalMode,
+    pub port: u16,
+    pub approval_timeout_sec: u64,
+    /// Upper bound for `exec_cmd`'s `timeoutSec`.
+    pub exec_timeout_max_sec: u64,
+    pub language: Language,
+    pub audit_max_age_days: u32,
+    pub audit_max_total_mb: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            sandbox: SandboxMode::WorkspaceWrite,
+            mode: ApprovalMode::Ask,
+            port: 18080,
+            approval_timeout_sec: 120,
+            exec_timeout_max_sec: 600,
+            language: Language::En,
+            audit_max_age_days: 30,
+            audit_max_total_mb: 100,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum Language {
+    #[default]
+    En,
+    Zh,
+}

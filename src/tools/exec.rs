@@ -1,0 +1,1 @@
+//! `exec_cmd`: `sh -c` in the sandbox root under a per-call supervisor.

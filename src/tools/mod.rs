@@ -1,0 +1,3 @@
+//! The seven sandbox tools of DESIGN §3.
+
+pub mod exec;
