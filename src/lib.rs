@@ -6,6 +6,7 @@
 
 pub mod audit;
 pub mod hooks;
+pub mod jail;
 pub mod parser;
 pub mod policy;
 pub mod protocol;
