@@ -1,1 +1,96 @@
-fn main() {}
+//! Benchmarks for the permission engine (DESIGN §10): a decision with 1,000 rules in force
+//! (goal ≤ 5 µs p50) and classifying a 1,000-character command (goal ≤ 50 µs).
+//!
+//! `cargo bench --bench engine` (or `make bench`). Prints p50/p99 per case; figures go into
+//! notes, never into tests.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use ground_link::approval::DenyApprover;
+use ground_link::engine::{Engine, EngineConfig, parse_request};
+use ground_link::paths::ConfigPaths;
+use ground_link::policy::classify::{ClassifyContext, classify};
+use ground_link::protocol::Verdict;
+
+fn percentiles(mut samples: Vec<f64>) -> (f64, f64) {
+    samples.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let p = |q: f64| samples[((samples.len() as f64 - 1.0) * q) as usize];
+    (p(0.50), p(0.99))
+}
+
+/// Time `f` in batches (a single call is below the clock's resolution) and report per call.
+fn measure(name: &str, goal_us: f64, mut f: impl FnMut()) {
+    for _ in 0..2000 {
+        f();
+    }
+    let batch = 64;
+    let mut samples = Vec::with_capacity(4000);
+    for _ in 0..4000 {
+        let t = Instant::now();
+        for _ in 0..batch {
+            f();
+        }
+        samples.push(t.elapsed().as_secs_f64() * 1e6 / batch as f64);
+    }
+    let (p50, p99) = percentiles(samples);
+    let verdict = if p50 <= goal_us { "ok" } else { "OVER" };
+    println!("{name:<58} p50 {p50:>8.2} µs   p99 {p99:>8.2} µs   goal p50 ≤ {goal_us} µs  {verdict}");
+}
+
+fn thousand_rules() -> String {
+    let mut rules = Vec::new();
+    for i in 0..400 {
+        rules.push(serde_json::json!({"id": format!("deny-tool-{i}"), "action": "deny", "tool": "exec_cmd", "match": {"commandPrefix": format!("tool{i} run")}}));
+    }
+    for i in 0..300 {
+        rules.push(serde_json::json!({"id": format!("deny-dir-{i}"), "action": "deny", "tool": "*", "match": {"pathGlob": format!("secret{i}/**/*.key")}}));
+    }
+    for i in 0..100 {
+        rules.push(serde_json::json!({"id": format!("ask-{i}"), "action": "ask", "tool": "exec_cmd", "match": {"commandPrefix": format!("deploy{i}")}}));
+    }
+    for i in 0..200 {
+        rules.push(serde_json::json!({"id": format!("allow-{i}"), "action": "allow", "tool": "write_file", "match": {"pathGlob": format!("gen{i}/**")}}));
+    }
+    serde_json::json!({"version": 1, "rules": rules}).to_string()
+}
+
+fn main() {
+    let base = tempfile::tempdir().unwrap();
+    let root = base.path().join("root");
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    let paths = ConfigPaths::under(base.path());
+    std::fs::create_dir_all(&paths.config_dir).unwrap();
+    std::fs::write(paths.global_rules(), thousand_rules()).unwrap();
+    let mut config = EngineConfig::new(root.clone(), paths);
+    config.audit = false;
+    let engine = Engine::new(config, Arc::new(DenyApprover { reason: None })).unwrap();
+    assert_eq!(engine.policy().snapshot().global.rules.len(), 1000, "{:?}", engine.policy().snapshot().global.error);
+
+    println!("ground-link engine benchmarks (1,000 rules in force)");
+    for (name, call, want) in [
+        ("check: write_file src/lib.rs (walks every rule)", r#"{"name":"write_file","args":{"path":"src/lib.rs","content":"x"}}"#, Verdict::Ask),
+        ("check: write_file gen150/a.rs (allow rule #150)", r#"{"name":"write_file","args":{"path":"gen150/a.rs","content":"x"}}"#, Verdict::Allow),
+        ("check: exec git status (classify + rules)", r#"{"name":"exec_cmd","args":{"command":"git status"}}"#, Verdict::Allow),
+        ("check: exec tool399 run x (deny rule #399)", r#"{"name":"exec_cmd","args":{"command":"tool399 run x"}}"#, Verdict::Deny),
+    ] {
+        let req = parse_request(call).unwrap();
+        assert_eq!(engine.check(&req).decision, want, "{name}");
+        measure(name, 5.0, || {
+            std::hint::black_box(engine.check(std::hint::black_box(&req)));
+        });
+    }
+
+    let piece = "cat src/main.rs | grep -n 'fn ' | sort | uniq -c && ls -la src ; git log --oneline | head -n 5 ; wc -l README.md ; ";
+    let mut command = String::new();
+    while command.len() < 1000 {
+        command.push_str(piece);
+    }
+    command.truncate(1000);
+    let command = command.trim_end_matches(|c: char| c != ';').to_string();
+    let ctx = ClassifyContext { root: &root, home: None };
+    measure(&format!("classify a {}-character command", command.len()), 50.0, || {
+        std::hint::black_box(classify(std::hint::black_box(&command), &ctx));
+    });
+}

@@ -4,11 +4,17 @@
 //! over this library. Start at [`engine::Engine`], which runs one call through the permission
 //! pipeline of DESIGN §5.1.
 
+pub mod approval;
 pub mod audit;
+pub mod bridge;
+pub mod engine;
+pub mod format;
 pub mod hooks;
 pub mod jail;
 pub mod parser;
+pub mod paths;
 pub mod policy;
+pub mod prompt;
 pub mod protocol;
 pub mod supervisor;
 pub mod tools;

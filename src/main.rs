@@ -1,5 +1,322 @@
-//! `ground-link`: the command-line face of the core library (DESIGN §9).
+//! `ground-link`: the command-line face of the core library (DESIGN §9). Glue only: parse
+//! flags, build an [`Engine`], print what it returns.
 
-fn main() {
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand, ValueEnum};
+
+use ground_link::approval::{ALLOW_APPROVER_WARNING, AllowOnceApprover, Approver, DenyApprover, TtyApprover};
+use ground_link::engine::{Engine, EngineConfig, parse_request};
+use ground_link::paths::ConfigPaths;
+use ground_link::protocol::{ApprovalMode, SandboxMode, Source};
+
+#[derive(Parser)]
+#[command(name = "ground-link", version, about = "Let the LLM you chat with work on your local files, safely.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Sandbox {
+    ReadOnly,
+    WorkspaceWrite,
+    FullAccess,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Mode {
+    Ask,
+    Auto,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum Approval {
+    Tty,
+    Deny,
+    Allow,
+}
+
+#[derive(clap::Args)]
+struct Common {
+    /// The sandbox root: every path is resolved inside it.
+    #[arg(long, value_name = "D")]
+    dir: PathBuf,
+    #[arg(long, value_enum, default_value = "workspace-write")]
+    sandbox: Sandbox,
+    #[arg(long, value_enum, default_value = "ask")]
+    mode: Mode,
+    /// The call as JSON: {"name":…,"args":{…},"reason":…}; `-` reads it from stdin.
+    #[arg(long, value_name = "CALL")]
+    json: String,
+}
+
+impl Common {
+    fn request(&self) -> Result<ground_link::protocol::CallRequest> {
+        let text = if self.json == "-" {
+            let mut s = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).context("reading the call from stdin")?;
+            s
+        } else {
+            self.json.clone()
+        };
+        parse_request(&text).map_err(anyhow::Error::msg)
+    }
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the bridge on 127.0.0.1 for the browser extension, asking approvals on this terminal.
+    Serve {
+        /// The sandbox root: every path is resolved inside it.
+        #[arg(long, value_name = "D")]
+        dir: PathBuf,
+        /// Port on 127.0.0.1; 0 picks a free one.
+        #[arg(long, default_value_t = 18080)]
+        port: u16,
+        /// Read the token from F (created if missing) instead of the default location.
+        #[arg(long, value_name = "F")]
+        token_file: Option<PathBuf>,
+        /// Who answers approvals (default: tty on a terminal, else deny).
+        #[arg(long, value_enum)]
+        approval: Option<Approval>,
+        /// The reason `--approval deny` gives the model.
+        #[arg(long, value_name = "R")]
+        deny_reason: Option<String>,
+        #[arg(long, value_enum, default_value = "workspace-write")]
+        sandbox: Sandbox,
+        #[arg(long, value_enum, default_value = "ask")]
+        mode: Mode,
+        /// Seconds to wait for an approval before denying.
+        #[arg(long, default_value_t = 120)]
+        approval_timeout: u64,
+    },
+    /// Show the bridge token (or replace it with --rotate).
+    Token {
+        #[arg(long)]
+        rotate: bool,
+        #[arg(long, value_name = "F")]
+        token_file: Option<PathBuf>,
+    },
+    /// Print the decision for a call and why; runs nothing.
+    Check {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Run one call through the whole pipeline and print the result object.
+    Call {
+        #[command(flatten)]
+        common: Common,
+        /// Who answers when the call needs approval (default: deny).
+        #[arg(long, value_enum, default_value = "deny")]
+        approval: Approval,
+        /// The reason a scripted deny gives the model.
+        #[arg(long, value_name = "R")]
+        deny_reason: Option<String>,
+        /// Seconds to wait for an approval before denying.
+        #[arg(long, default_value_t = 120)]
+        approval_timeout: u64,
+    },
+    /// The audit log.
+    Audit {
+        #[command(subcommand)]
+        command: AuditCommand,
+    },
+    /// Trust the project rule file of a sandbox as it is now (its allow rules and hooks apply
+    /// only while it stays unchanged).
+    Trust {
+        #[arg(long, value_name = "D")]
+        dir: PathBuf,
+        /// Only show what changed since the last trust; trust nothing.
+        #[arg(long)]
+        show: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum AuditCommand {
+    /// Check the hash chain of every audit file.
+    Verify {
+        /// Audit folder (default: $XDG_DATA_HOME/ground-link/audit).
+        #[arg(long, value_name = "DIR")]
+        path: Option<PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
     ground_link::supervisor::run_if_supervisor();
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("ground-link: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn engine_config(dir: &std::path::Path, sandbox: Sandbox, mode: Mode) -> Result<EngineConfig> {
+    let paths = ConfigPaths::from_env()?;
+    let mut config = EngineConfig::new(dir.to_path_buf(), paths);
+    config.sandbox = match sandbox {
+        Sandbox::ReadOnly => SandboxMode::ReadOnly,
+        Sandbox::WorkspaceWrite => SandboxMode::WorkspaceWrite,
+        Sandbox::FullAccess => SandboxMode::FullAccess,
+    };
+    config.mode = match mode {
+        Mode::Ask => ApprovalMode::Ask,
+        Mode::Auto => ApprovalMode::Auto,
+    };
+    Ok(config)
+}
+
+fn approver(approval: Approval, deny_reason: Option<String>) -> Result<Arc<dyn Approver>> {
+    Ok(match approval {
+        Approval::Deny => Arc::new(DenyApprover { reason: deny_reason }),
+        Approval::Allow => {
+            eprintln!("{ALLOW_APPROVER_WARNING}");
+            Arc::new(AllowOnceApprover)
+        }
+        Approval::Tty => Arc::new(TtyApprover::open().context("--approval tty needs a terminal; use --approval deny")?),
+    })
+}
+
+fn token_path(token_file: Option<PathBuf>) -> Result<PathBuf> {
+    Ok(match token_file {
+        Some(f) => f,
+        None => ground_link::bridge::token::default_location(&ConfigPaths::from_env()?),
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn serve(
+    dir: PathBuf,
+    port: u16,
+    token_file: Option<PathBuf>,
+    approval: Option<Approval>,
+    deny_reason: Option<String>,
+    sandbox: Sandbox,
+    mode: Mode,
+    approval_timeout: u64,
+) -> Result<ExitCode> {
+    use std::io::IsTerminal;
+    let approval = approval.unwrap_or(if std::io::stdin().is_terminal() { Approval::Tty } else { Approval::Deny });
+    let mut config = engine_config(&dir, sandbox, mode)?;
+    config.watch = true;
+    config.approval_timeout = Duration::from_secs(approval_timeout);
+    let token = ground_link::bridge::token::load_or_create(&token_path(token_file)?)?;
+    if let Some(w) = &token.warning {
+        eprintln!("warning: {w}");
+    }
+    let broker = ground_link::bridge::broker::Broker::new(approver(approval, deny_reason)?);
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(async move {
+        let engine = Arc::new(Engine::new(config, broker.approver())?);
+        let bound = ground_link::bridge::bind(Arc::clone(&engine), broker, token.clone(), port).await?;
+        println!("ground-link listening on http://{}", bound.addr());
+        println!("sandbox: {} ({}, mode {})", engine.jail().root().display(), engine.config().sandbox.as_str(), match engine.config().mode { ApprovalMode::Ask => "ask", ApprovalMode::Auto => "auto" });
+        println!("token: in {} (print it with `ground-link token`)", token.location.display());
+        println!("pair the extension: open its popup, paste the token, port {}", bound.addr().port());
+        println!("approvals: {}", match approval { Approval::Tty => "asked on this terminal", Approval::Deny => "every question is denied (--approval deny)", Approval::Allow => "EVERY question is approved (--approval allow, tests only)" });
+        if let ground_link::tools::exec::Confinement::Unavailable(why) = engine.confinement() {
+            println!("warning: exec_cmd is not confined by the OS here ({why}); every command counts as dangerous");
+        }
+        for (layer, path, err) in engine.policy().snapshot().errors() {
+            println!("warning: {} rule file {path} is broken: {err}", layer.as_str());
+        }
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        bound.serve(shutdown_signal()).await?;
+        eprintln!("ground-link stopped");
+        Ok::<_, anyhow::Error>(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = match signal(SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(_) => return std::future::pending().await,
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Serve { dir, port, token_file, approval, deny_reason, sandbox, mode, approval_timeout } => {
+            serve(dir, port, token_file, approval, deny_reason, sandbox, mode, approval_timeout)
+        }
+        Command::Token { rotate, token_file } => {
+            let path = token_path(token_file)?;
+            let token = if rotate {
+                ground_link::bridge::token::rotate(&path)?
+            } else {
+                ground_link::bridge::token::load_or_create(&path)?
+            };
+            println!("{}", token.secret());
+            eprintln!("token file: {}{}", path.display(), if rotate { " (rotated: pair the extension again)" } else { "" });
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Check { common } => {
+            let request = common.request()?;
+            let mut config = engine_config(&common.dir, common.sandbox, common.mode)?;
+            config.audit = false;
+            let engine = Engine::new(config, Arc::new(DenyApprover { reason: None }))?;
+            println!("{}", serde_json::to_string(&engine.check(&request))?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Call { common, approval, deny_reason, approval_timeout } => {
+            let request = common.request()?;
+            let mut config = engine_config(&common.dir, common.sandbox, common.mode)?;
+            config.approval_timeout = Duration::from_secs(approval_timeout);
+            let engine = Engine::new(config, approver(approval, deny_reason)?)?;
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            let result = runtime.block_on(engine.call(request, Source::Cli));
+            println!("{}", serde_json::to_string(&result)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Audit { command: AuditCommand::Verify { path } } => {
+            let dir = match path {
+                Some(p) => p,
+                None => ConfigPaths::from_env()?.audit_dir(),
+            };
+            let report = ground_link::audit::verify(&dir)?;
+            println!("{}", serde_json::to_string(&report)?);
+            if report.is_ok() {
+                eprintln!("audit log OK: {} files, {} lines", report.files, report.lines);
+                Ok(ExitCode::SUCCESS)
+            } else {
+                eprintln!("audit log BROKEN: {}", serde_json::to_string(&report.problem)?);
+                Ok(ExitCode::from(1))
+            }
+        }
+        Command::Trust { dir, show } => {
+            let paths = ConfigPaths::from_env()?;
+            let jail = Arc::new(ground_link::jail::Jail::new(&dir, SandboxMode::WorkspaceWrite)?);
+            let policy = ground_link::policy::layers::Policy::load(paths, jail);
+            let snap = policy.snapshot();
+            let Some(current) = snap.project.content.clone() else {
+                bail!("{} has no usable project rule file ({})", dir.display(), snap.project.error.clone().unwrap_or_else(|| "it does not exist".into()));
+            };
+            let before = policy.trusted_content().unwrap_or_default();
+            if before == current {
+                println!("the project rule file is already trusted");
+                return Ok(ExitCode::SUCCESS);
+            }
+            print!("{}", ground_link::tools::fs::diff_text(ground_link::paths::PROJECT_RULES_REL, &before, &current));
+            if !show {
+                policy.trust_project()?;
+                println!("trusted");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
 }

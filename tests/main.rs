@@ -1,8 +1,15 @@
 //! One integration test binary; each suite is a module (ripgrep's layout).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod util;
+
 mod audit;
+mod bridge;
 mod classifier;
+mod cli;
+mod engine;
 mod exec;
 mod hooks;
+mod jail;
 mod parser;
+mod rules;

@@ -1,3 +1,274 @@
-//! The permission engine (DESIGN §5).
+//! The permission engine (DESIGN §5): the decision pipeline over facts the engine gathered.
+//!
+//! [`decide`] is a pure function: the engine resolves paths through the jail and classifies
+//! commands first, then hands the facts here. Steps run strictest first and a later step never
+//! loosens an earlier deny; every decision carries the steps that looked at the call.
 
 pub mod classify;
+pub mod layers;
+pub mod rules;
+
+use crate::policy::classify::CommandAnalysis;
+use crate::policy::layers::Snapshot;
+use crate::policy::rules::{CompiledRule, Subject};
+use crate::protocol::{
+    ApprovalMode, Decision, Layer, Risk, RuleAction, RuleRef, SandboxMode, Scope, Step, StepKind, ToolName, Verdict,
+};
+
+/// A path the call touches, after the jail resolved it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathFact {
+    /// As the model wrote it.
+    pub shown: String,
+    /// Root-relative (absolute when outside, which only `full-access` lets through).
+    pub rel: String,
+    pub inside: bool,
+    pub protected: bool,
+    /// The call would write it.
+    pub write: bool,
+    /// A path argument inside an `exec_cmd` command line (as opposed to a tool argument).
+    pub from_command: bool,
+}
+
+/// Everything the pipeline needs to know about one call.
+#[derive(Debug, Clone)]
+pub struct CallFacts<'a> {
+    pub tool: ToolName,
+    pub paths: Vec<PathFact>,
+    /// Paths the jail refused outright (NUL bytes, symlink loops, unreadable components).
+    pub path_errors: Vec<String>,
+    pub analysis: Option<&'a CommandAnalysis>,
+    pub session: Option<&'a str>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct PolicySettings {
+    pub sandbox: SandboxMode,
+    pub mode: ApprovalMode,
+    /// Whether `exec_cmd` writes are confined by the OS (Landlock). Without it every command
+    /// is `dangerous` in `workspace-write`.
+    pub exec_confined: bool,
+}
+
+/// The decision plus what the approval dialog may offer.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub decision: Decision,
+    /// Scoped answers that make sense (a protected path in `full-access` only offers `once`).
+    pub scopes: Vec<Scope>,
+}
+
+struct Trace {
+    steps: Vec<Step>,
+}
+
+impl Trace {
+    fn pass(&mut self, step: StepKind, detail: impl Into<String>) {
+        self.steps.push(Step { step, outcome: None, detail: detail.into() });
+    }
+    fn end(mut self, step: StepKind, verdict: Verdict, risk: Risk, reason: String, rule: Option<RuleRef>, scopes: Vec<Scope>) -> Outcome {
+        self.steps.push(Step { step, outcome: Some(verdict), detail: reason.clone() });
+        Outcome { decision: Decision { decision: verdict, risk, reason, rule, steps: self.steps }, scopes }
+    }
+}
+
+fn rule_ref(r: &CompiledRule) -> RuleRef {
+    RuleRef { id: r.id().to_string(), layer: r.layer }
+}
+
+fn rule_reason(r: &CompiledRule, verb: &str) -> String {
+    match &r.rule.description {
+        Some(d) if !d.trim().is_empty() => format!("{verb} by {} rule {:?}: {d}", r.layer.as_str(), r.id()),
+        _ => format!("{verb} by {} rule {:?}", r.layer.as_str(), r.id()),
+    }
+}
+
+/// The risk of a call before rules: the tool's own, the command's for `exec_cmd`, raised for
+/// paths outside the root and for unconfined commands.
+pub fn risk_of(facts: &CallFacts<'_>, base: Risk, settings: &PolicySettings) -> Risk {
+    let mut risk = match facts.analysis {
+        Some(a) => a.risk,
+        None => base,
+    };
+    if facts.paths.iter().any(|p| !p.inside) {
+        risk = risk.max(Risk::Moderate);
+    }
+    if facts.tool == ToolName::ExecCmd && settings.sandbox == SandboxMode::WorkspaceWrite && !settings.exec_confined {
+        risk = Risk::Dangerous;
+    }
+    risk
+}
+
+/// Run the pipeline of DESIGN §5.1 (steps 2–11; validation happened before).
+pub fn decide(
+    facts: &CallFacts<'_>,
+    base: Risk,
+    snap: &Snapshot,
+    grants: &[CompiledRule],
+    settings: &PolicySettings,
+) -> Outcome {
+    let risk = risk_of(facts, base, settings);
+    let mut t = Trace { steps: Vec::new() };
+    let all_scopes = || {
+        let mut s = vec![Scope::Once];
+        if facts.session.is_some() {
+            s.push(Scope::Session);
+        }
+        s.extend([Scope::Project, Scope::Global]);
+        s
+    };
+
+    // 2. The jail.
+    if let Some(e) = facts.path_errors.first() {
+        return t.end(StepKind::Jail, Verdict::Deny, risk, e.clone(), None, vec![]);
+    }
+    for p in &facts.paths {
+        // Reading outside through a command is not the jail's call (the classifier already
+        // made it not-safe); every other outside path is, unless the user chose full-access.
+        if !p.inside && settings.sandbox != SandboxMode::FullAccess && (p.write || !p.from_command) {
+            let what = if p.write { "writes" } else { "uses" };
+            return t.end(
+                StepKind::Jail,
+                Verdict::Deny,
+                risk,
+                format!("the call {what} {:?}, which is outside the sandbox root; use a path inside it", p.shown),
+                None,
+                vec![],
+            );
+        }
+    }
+    t.pass(StepKind::Jail, "every path resolves inside the sandbox root");
+
+    // 3. Sandbox mode and protected paths.
+    if settings.sandbox == SandboxMode::ReadOnly {
+        let writes = matches!(facts.tool, ToolName::WriteFile | ToolName::EditFile);
+        if writes || (facts.tool == ToolName::ExecCmd && risk != Risk::Safe) {
+            return t.end(
+                StepKind::Sandbox,
+                Verdict::Deny,
+                risk,
+                "the sandbox is read-only: only read-only tools and commands may run".to_string(),
+                None,
+                vec![],
+            );
+        }
+    }
+    t.pass(StepKind::Sandbox, format!("sandbox mode {}", settings.sandbox.as_str()));
+    let mut force_ask = false;
+    if let Some(p) = facts.paths.iter().find(|p| p.write && p.protected) {
+        if settings.sandbox != SandboxMode::FullAccess {
+            return t.end(
+                StepKind::Protected,
+                Verdict::Deny,
+                risk,
+                format!(
+                    "{:?} is a protected path (it can make code run later or change ground-link's rules); it stays read-only in {}",
+                    p.shown,
+                    settings.sandbox.as_str()
+                ),
+                None,
+                vec![],
+            );
+        }
+        force_ask = true;
+        t.pass(StepKind::Protected, format!("{:?} is protected: the person must approve this call itself", p.shown));
+    }
+
+    // 4. Catastrophic commands.
+    if let Some(why) = facts.analysis.and_then(|a| a.catastrophic.as_ref()) {
+        return t.end(
+            StepKind::Catastrophic,
+            Verdict::Deny,
+            Risk::Dangerous,
+            format!("catastrophic command: {why}; this is never allowed"),
+            None,
+            vec![],
+        );
+    }
+
+    let rel_paths: Vec<String> = facts.paths.iter().map(|p| p.rel.clone()).collect();
+    let parts = facts.analysis.map(|a| a.parts.as_slice()).unwrap_or(&[]);
+    let subject = Subject {
+        tool: facts.tool,
+        paths: &rel_paths,
+        parts,
+        parsed: facts.analysis.is_none_or(|a| a.parse_error.is_none()),
+    };
+
+    // 5. Deny rules, every layer (an untrusted project file may still forbid).
+    if let Some(r) = snap.strict_rules(RuleAction::Deny).find(|r| r.matches_any(&subject)) {
+        return t.end(StepKind::DenyRule, Verdict::Deny, risk, rule_reason(r, "denied"), Some(rule_ref(r)), vec![]);
+    }
+    // 6. Ask rules.
+    let scopes = if force_ask { vec![Scope::Once] } else { all_scopes() };
+    if let Some(r) = snap.strict_rules(RuleAction::Ask).find(|r| r.matches_any(&subject)) {
+        return t.end(StepKind::AskRule, Verdict::Ask, risk, rule_reason(r, "must be asked"), Some(rule_ref(r)), scopes);
+    }
+    if let Some(why) = snap.degraded() {
+        return t.end(StepKind::Default, Verdict::Ask, risk, why, None, scopes);
+    }
+    if force_ask {
+        return t.end(
+            StepKind::Protected,
+            Verdict::Ask,
+            risk,
+            "a protected path is written: no rule, grant or mode skips the question".to_string(),
+            None,
+            scopes,
+        );
+    }
+
+    // 7. Classified safe.
+    if risk == Risk::Safe {
+        let detail = match facts.analysis {
+            Some(_) => "every part of the command is read-only inside the sandbox".to_string(),
+            None => format!("{} is read-only", facts.tool),
+        };
+        return t.end(StepKind::Classify, Verdict::Allow, risk, detail, None, scopes);
+    }
+    let why_not_safe = facts
+        .analysis
+        .map(|a| a.reasons.join("; "))
+        .filter(|r| !r.is_empty())
+        .unwrap_or_else(|| format!("{} changes files", facts.tool));
+    t.pass(StepKind::Classify, format!("{}: {why_not_safe}", risk.as_str()));
+
+    // A command that reads outside the root is never waved through by a rule, grant or mode.
+    let reads_outside = facts.paths.iter().any(|p| p.from_command && !p.inside);
+    if reads_outside {
+        return t.end(
+            StepKind::Default,
+            Verdict::Ask,
+            risk,
+            format!("the command reads outside the sandbox root ({why_not_safe})"),
+            None,
+            scopes,
+        );
+    }
+
+    // 8. Allow rules from trusted layers.
+    if let Some(r) = snap.allow_rules().find(|r| r.covers_all(&subject)) {
+        return t.end(StepKind::AllowRule, Verdict::Allow, risk, rule_reason(r, "allowed"), Some(rule_ref(r)), scopes);
+    }
+    if !snap.project_trusted && snap.project.rules.iter().any(|r| r.action() == RuleAction::Allow && r.covers_all(&subject)) {
+        t.pass(StepKind::AllowRule, "a project allow rule matches, but the project file is not trusted; it is ignored");
+    }
+    // 9. Grants for this conversation.
+    if let Some(r) = grants.iter().find(|r| r.covers_all(&subject)) {
+        let reason = format!("allowed for this conversation by {:?}", r.id());
+        return t.end(
+            StepKind::SessionGrant,
+            Verdict::Allow,
+            risk,
+            reason,
+            Some(RuleRef { id: r.id().to_string(), layer: Layer::Session }),
+            scopes,
+        );
+    }
+    // 10. Mode auto lets moderate calls through.
+    if settings.mode == ApprovalMode::Auto && risk == Risk::Moderate {
+        return t.end(StepKind::Mode, Verdict::Allow, risk, format!("mode auto allows moderate calls ({why_not_safe})"), None, scopes);
+    }
+    // 11. Ask.
+    t.end(StepKind::Default, Verdict::Ask, risk, format!("{} call needs approval: {why_not_safe}", risk.as_str()), None, scopes)
+}

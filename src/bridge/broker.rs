@@ -1,0 +1,201 @@
+//! The approval broker: calls in flight, their results, cancellation, and the event stream.
+//!
+//! The broker wraps the host's own approver (terminal for `serve`, dialogs in the tray app).
+//! It adds what HTTP needs — a call that is cancelled by its client or by shutdown ends in a
+//! deny — and nothing that could answer a question: approvals never come over HTTP.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tokio::sync::{broadcast, watch};
+use tokio_util::sync::CancellationToken;
+
+use crate::approval::Approver;
+use crate::protocol::{ApprovalAnswer, ApprovalRequest, CallResult, CallStatus, Risk, ToolName};
+
+/// How long finished results stay available to `GET /calls/{id}`.
+const KEEP_RESULTS: Duration = Duration::from_secs(600);
+
+/// What `GET /events` streams.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum Event {
+    /// The call waits for the person to approve it in ground-link.
+    #[serde(rename_all = "camelCase")]
+    Pending { call_id: String, tool: ToolName, risk: Risk, session: Option<String> },
+    /// The person (or a timeout, or a cancel) answered.
+    #[serde(rename_all = "camelCase")]
+    Resolved { call_id: String, allowed: bool },
+    /// The call finished; its result is at `GET /calls/{id}`.
+    #[serde(rename_all = "camelCase")]
+    Done { call_id: String, status: CallStatus },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Running,
+    WaitingForApproval,
+    Done,
+}
+
+struct Entry {
+    cancel: CancellationToken,
+    result: watch::Receiver<Option<CallResult>>,
+    phase: Phase,
+    finished: Option<Instant>,
+}
+
+/// Handle to publish a call's result.
+pub struct Completion {
+    id: String,
+    tx: watch::Sender<Option<CallResult>>,
+    broker: Arc<Broker>,
+}
+
+impl Completion {
+    pub fn finish(self, result: CallResult) {
+        let status = result.status;
+        let _ = self.tx.send(Some(result));
+        self.broker.set_phase(&self.id, Phase::Done);
+        self.broker.emit(Event::Done { call_id: self.id.clone(), status });
+    }
+}
+
+pub struct Broker {
+    calls: Mutex<HashMap<String, Entry>>,
+    events: broadcast::Sender<Event>,
+    inner: Arc<dyn Approver>,
+    shutdown: CancellationToken,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum BrokerError {
+    #[error("callId {0:?} is already in use; send a fresh one or leave it out")]
+    Duplicate(String),
+    #[error("ground-link is shutting down")]
+    ShuttingDown,
+}
+
+impl Broker {
+    pub fn new(inner: Arc<dyn Approver>) -> Arc<Broker> {
+        let (events, _) = broadcast::channel(256);
+        Arc::new(Broker { calls: Mutex::new(HashMap::new()), events, inner, shutdown: CancellationToken::new() })
+    }
+
+    /// The approver to give the engine.
+    pub fn approver(self: &Arc<Self>) -> Arc<dyn Approver> {
+        Arc::new(BrokerApprover { broker: Arc::clone(self) })
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.events.subscribe()
+    }
+
+    fn emit(&self, event: Event) {
+        let _ = self.events.send(event);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
+        self.calls.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Register a call before it starts.
+    pub fn begin(self: &Arc<Self>, id: &str) -> Result<Completion, BrokerError> {
+        if self.shutdown.is_cancelled() {
+            return Err(BrokerError::ShuttingDown);
+        }
+        let mut calls = self.lock();
+        calls.retain(|_, e| e.finished.is_none_or(|t| t.elapsed() < KEEP_RESULTS));
+        if calls.contains_key(id) {
+            return Err(BrokerError::Duplicate(id.to_string()));
+        }
+        let (tx, rx) = watch::channel(None);
+        calls.insert(
+            id.to_string(),
+            Entry { cancel: self.shutdown.child_token(), result: rx, phase: Phase::Running, finished: None },
+        );
+        Ok(Completion { id: id.to_string(), tx, broker: Arc::clone(self) })
+    }
+
+    fn set_phase(&self, id: &str, phase: Phase) {
+        if let Some(e) = self.lock().get_mut(id) {
+            e.phase = phase;
+            if phase == Phase::Done {
+                e.finished = Some(Instant::now());
+            }
+        }
+    }
+
+    pub fn phase(&self, id: &str) -> Option<Phase> {
+        self.lock().get(id).map(|e| e.phase)
+    }
+
+    /// Wait up to `wait` for a call's result. `None`: unknown call; `Some(None)`: still going.
+    pub async fn wait(&self, id: &str, wait: Duration) -> Option<Option<CallResult>> {
+        let mut rx = self.lock().get(id)?.result.clone();
+        let done = tokio::time::timeout(wait, rx.wait_for(|r| r.is_some())).await;
+        match done {
+            Ok(Ok(r)) => Some(r.clone()),
+            _ => Some(rx.borrow().clone()),
+        }
+    }
+
+    /// Cancel a call: one waiting for approval ends as denied. `None` for an unknown call.
+    pub fn cancel(&self, id: &str) -> Option<Phase> {
+        let calls = self.lock();
+        let e = calls.get(id)?;
+        e.cancel.cancel();
+        Some(e.phase)
+    }
+
+    /// Deny everything still waiting, refuse new calls.
+    pub fn shut_down(&self) {
+        self.shutdown.cancel();
+    }
+
+    pub fn pending_count(&self) -> usize {
+        self.lock().values().filter(|e| e.phase == Phase::WaitingForApproval).count()
+    }
+
+    /// Whether every registered call has finished.
+    pub fn idle(&self) -> bool {
+        self.lock().values().all(|e| e.phase == Phase::Done)
+    }
+}
+
+struct BrokerApprover {
+    broker: Arc<Broker>,
+}
+
+#[async_trait]
+impl Approver for BrokerApprover {
+    async fn ask(&self, request: ApprovalRequest) -> ApprovalAnswer {
+        let id = request.call_id.clone();
+        let cancel = self.broker.lock().get(&id).map(|e| e.cancel.clone()).unwrap_or_else(|| self.broker.shutdown.child_token());
+        self.broker.set_phase(&id, Phase::WaitingForApproval);
+        self.broker.emit(Event::Pending {
+            call_id: id.clone(),
+            tool: request.tool,
+            risk: request.risk,
+            session: request.session.clone(),
+        });
+        let shutdown = self.broker.shutdown.clone();
+        let answer = tokio::select! {
+            a = self.broker.inner.ask(request) => a,
+            _ = cancel.cancelled() => {
+                let reason = if shutdown.is_cancelled() { "ground-link shut down before anyone answered" } else { "cancelled by the client" };
+                ApprovalAnswer::Deny { reason: Some(reason.to_string()) }
+            }
+        };
+        self.broker.set_phase(&id, Phase::Running);
+        self.broker.emit(Event::Resolved { call_id: id, allowed: matches!(answer, ApprovalAnswer::Allow { .. }) });
+        answer
+    }
+    fn name(&self) -> &'static str {
+        self.broker.inner.name()
+    }
+}

@@ -1,0 +1,597 @@
+//! The engine: one call through validation, the jail, the permission pipeline, approval, hooks,
+//! the tool itself, the sanitiser and the audit log (DESIGN §5.1).
+//!
+//! Every host — the CLI, the bridge, the tray app — calls [`Engine::check`] or [`Engine::call`];
+//! none of them decides anything itself. Mutating calls run one at a time in arrival order
+//! (tokio's mutex is fair); safe reads run concurrently.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::approval::Approver;
+use crate::audit::{AuditConfig, AuditEntry, AuditLog, summarize_args};
+use crate::format::{denied_text, sanitize, tool_result};
+use crate::hooks::{HookContext, HookOutcome, HookPhase, run_hooks};
+use crate::jail::{Jail, JailError};
+use crate::paths::ConfigPaths;
+use crate::policy::classify::{ClassifyContext, CommandAnalysis, classify};
+use crate::policy::layers::Policy;
+use crate::policy::rules::CompiledRule;
+use crate::policy::{CallFacts, Outcome, PathFact, PolicySettings, decide};
+use crate::protocol::{
+    ApprovalAnswer, ApprovalMode, ApprovalRequest, CallRequest, CallResult, CallStatus, Decision, Layer, Risk, Rule,
+    RuleAction, RuleMatch, SandboxMode, Scope, Source, Step, StepKind, ToolName, Verdict,
+};
+use crate::tools::exec::{self, Confinement, ExecRequest};
+use crate::tools::{ToolArgs, fs, parse_args, search, spec};
+
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    pub root: PathBuf,
+    pub sandbox: SandboxMode,
+    pub mode: ApprovalMode,
+    pub approval_timeout: Duration,
+    /// Upper bound for `exec_cmd`'s `timeoutSec`.
+    pub exec_timeout_max: Duration,
+    pub paths: ConfigPaths,
+    /// The binary that runs the per-call `exec_cmd` supervisor (this one, usually).
+    pub supervisor_exe: PathBuf,
+    /// Watch rule files and reload them (long-running hosts); one-shot commands read once.
+    pub watch: bool,
+    /// Write the audit log (`check` runs nothing and writes none).
+    pub audit: bool,
+    pub audit_max_age_days: u32,
+    pub audit_max_total_bytes: u64,
+}
+
+impl EngineConfig {
+    pub fn new(root: PathBuf, paths: ConfigPaths) -> EngineConfig {
+        let settings = crate::protocol::Settings::default();
+        EngineConfig {
+            root,
+            sandbox: settings.sandbox,
+            mode: settings.mode,
+            approval_timeout: Duration::from_secs(settings.approval_timeout_sec),
+            exec_timeout_max: Duration::from_secs(settings.exec_timeout_max_sec),
+            paths,
+            supervisor_exe: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("ground-link")),
+            watch: false,
+            audit: true,
+            audit_max_age_days: settings.audit_max_age_days,
+            audit_max_total_bytes: settings.audit_max_total_mb.saturating_mul(1024 * 1024),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("sandbox root: {0}")]
+    Root(#[from] JailError),
+    #[error("audit log: {0}; ground-link does not run calls it cannot record")]
+    Audit(String),
+    #[error("rule files: {0}")]
+    Policy(String),
+}
+
+pub struct Engine {
+    config: EngineConfig,
+    jail: Arc<Jail>,
+    policy: Arc<Policy>,
+    audit: Option<AuditLog>,
+    approver: Arc<dyn Approver>,
+    mutating: tokio::sync::Mutex<()>,
+    confinement: Confinement,
+    home: Option<PathBuf>,
+}
+
+/// What the engine learned about a call before deciding.
+struct Prepared {
+    tool: ToolName,
+    args: ToolArgs,
+    paths: Vec<PathFact>,
+    path_errors: Vec<String>,
+    analysis: Option<CommandAnalysis>,
+    /// For `exec_cmd`: the resolved working directory.
+    cwd: Option<PathBuf>,
+}
+
+impl Engine {
+    pub fn new(config: EngineConfig, approver: Arc<dyn Approver>) -> Result<Engine, EngineError> {
+        let jail = Arc::new(Jail::new(&config.root, config.sandbox)?);
+        let policy = Arc::new(Policy::load(config.paths.clone(), Arc::clone(&jail)));
+        if config.watch {
+            policy.watch().map_err(|e| EngineError::Policy(e.to_string()))?;
+        }
+        let audit = if config.audit {
+            Some(
+                AuditLog::open(AuditConfig {
+                    dir: config.paths.audit_dir(),
+                    max_age_days: config.audit_max_age_days,
+                    max_total_bytes: config.audit_max_total_bytes,
+                })
+                .map_err(|e| EngineError::Audit(e.to_string()))?,
+            )
+        } else {
+            None
+        };
+        let confinement = match config.sandbox {
+            SandboxMode::FullAccess => Confinement::NotRequested,
+            _ => exec::landlock_status(),
+        };
+        Ok(Engine {
+            home: dirs::home_dir(),
+            config,
+            jail,
+            policy,
+            audit,
+            approver,
+            mutating: tokio::sync::Mutex::new(()),
+            confinement,
+        })
+    }
+
+    pub fn jail(&self) -> &Jail {
+        &self.jail
+    }
+
+    pub fn policy(&self) -> &Arc<Policy> {
+        &self.policy
+    }
+
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    pub fn audit(&self) -> Option<&AuditLog> {
+        self.audit.as_ref()
+    }
+
+    /// Whether `exec_cmd` writes are confined by the OS here, and if not, why.
+    pub fn confinement(&self) -> &Confinement {
+        &self.confinement
+    }
+
+    fn settings(&self) -> PolicySettings {
+        PolicySettings {
+            sandbox: self.config.sandbox,
+            mode: self.config.mode,
+            exec_confined: matches!(self.confinement, Confinement::Landlock { .. }),
+        }
+    }
+
+    /// The decision and why; runs nothing (DESIGN §9 `check`).
+    pub fn check(&self, req: &CallRequest) -> Decision {
+        match self.prepare(req) {
+            Ok(p) => self.decide(&p, req.session.as_deref()).decision,
+            Err(d) => d,
+        }
+    }
+
+    fn prepare(&self, req: &CallRequest) -> Result<Prepared, Decision> {
+        let args = parse_args(&req.name, &req.args).map_err(|e| invalid_decision(e.to_string()))?;
+        let tool = args.tool();
+        let mut paths = Vec::new();
+        let mut path_errors = Vec::new();
+        let writes = matches!(tool, ToolName::WriteFile | ToolName::EditFile);
+        for p in args.paths() {
+            match self.jail.resolve_any(p) {
+                Ok(r) => paths.push(PathFact {
+                    shown: p.to_string(),
+                    protected: r.is_protected(),
+                    rel: r.rel,
+                    inside: r.inside,
+                    write: writes,
+                    from_command: false,
+                }),
+                Err(JailError::Outside(_)) => paths.push(PathFact {
+                    shown: p.to_string(),
+                    rel: p.to_string(),
+                    inside: false,
+                    protected: false,
+                    write: writes,
+                    from_command: false,
+                }),
+                Err(e) => path_errors.push(e.to_string()),
+            }
+        }
+        let mut analysis = None;
+        let mut cwd = None;
+        if let ToolArgs::ExecCmd(a) = &args {
+            let dir = match &a.cwd {
+                Some(c) => self.jail.resolve_any(c).map(|r| r.abs).unwrap_or_else(|_| self.jail.root().to_path_buf()),
+                None => self.jail.root().to_path_buf(),
+            };
+            let ctx = ClassifyContext { root: self.jail.root(), home: self.home.as_deref() };
+            let found = classify(&a.command, &ctx);
+            for part in &found.parts {
+                for p in &part.paths {
+                    let write = part.writes.contains(p);
+                    paths.push(self.command_path(&dir, p, write));
+                }
+            }
+            analysis = Some(found);
+            cwd = Some(dir);
+        }
+        Ok(Prepared { tool, args, paths, path_errors, analysis, cwd })
+    }
+
+    /// A path argument of a command, resolved from the command's working directory.
+    fn command_path(&self, cwd: &Path, p: &str, write: bool) -> PathFact {
+        let outside = PathFact {
+            shown: p.to_string(),
+            rel: p.to_string(),
+            inside: false,
+            protected: false,
+            write,
+            from_command: true,
+        };
+        if matches!(p, "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/stdin") {
+            return PathFact { inside: true, rel: p.to_string(), ..outside };
+        }
+        // A path built from variables or substitutions cannot be known before it runs.
+        if p.contains('$') || p.contains('`') || p.contains('\0') {
+            return outside;
+        }
+        let joined = if Path::new(p).is_absolute() { PathBuf::from(p) } else { cwd.join(p) };
+        match self.jail.resolve_any(&joined.to_string_lossy()) {
+            Ok(r) => PathFact { protected: r.is_protected(), rel: r.rel, inside: r.inside, ..outside },
+            Err(_) => outside,
+        }
+    }
+
+    fn decide(&self, p: &Prepared, session: Option<&str>) -> Outcome {
+        let grants: Vec<CompiledRule> = session.map(|s| self.policy.session_grants(s)).unwrap_or_default();
+        let facts = CallFacts {
+            tool: p.tool,
+            paths: p.paths.clone(),
+            path_errors: p.path_errors.clone(),
+            analysis: p.analysis.as_ref(),
+            session,
+        };
+        let base = spec(p.tool).map(|s| s.risk).unwrap_or(Risk::Dangerous);
+        decide(&facts, base, &self.policy.snapshot(), &grants, &self.settings())
+    }
+
+    /// Run one call to the end: decide, ask, hook, run, sanitise, audit.
+    pub async fn call(&self, req: CallRequest, source: Source) -> CallResult {
+        let started = Instant::now();
+        let call_id = req.call_id.clone().unwrap_or_else(new_call_id);
+        let mut record = Record { answer: None, note: None };
+        let (status, output, truncated, untrusted, decision) = self.run_call(&req, &call_id, source, &mut record).await;
+        let output = sanitize(&output);
+        let name = ToolName::from_alias(&req.name).map(|t| t.as_str().to_string()).unwrap_or_else(|| req.name.clone());
+        let formatted = tool_result(&name, status, &output, untrusted);
+        let duration_ms = started.elapsed().as_millis() as u64;
+        if let Some(audit) = &self.audit {
+            let entry = AuditEntry {
+                time: String::new(),
+                source,
+                session: req.session.clone(),
+                call_id: call_id.clone(),
+                tool: name.clone(),
+                args: summarize_args(&req.args),
+                decision: decision.clone(),
+                answer: record.answer,
+                duration_ms,
+                status,
+                output_bytes: output.len() as u64,
+                note: record.note,
+            };
+            if let Err(e) = audit.append(&entry) {
+                tracing::error!("audit log append failed: {e}");
+                eprintln!("ground-link: audit log append failed: {e}");
+            }
+        }
+        CallResult { status, output, formatted, call_id, decision, duration_ms, truncated }
+    }
+
+    async fn run_call(
+        &self,
+        req: &CallRequest,
+        call_id: &str,
+        source: Source,
+        record: &mut Record,
+    ) -> (CallStatus, String, bool, bool, Option<Decision>) {
+        let prepared = match self.prepare(req) {
+            Ok(p) => p,
+            Err(d) => return (CallStatus::Error, d.reason.clone(), false, false, Some(d)),
+        };
+        let session = req.session.as_deref();
+        let outcome = self.decide(&prepared, session);
+        let tool = prepared.tool;
+        let mut decision = outcome.decision.clone();
+        match decision.decision {
+            Verdict::Allow => {}
+            Verdict::Deny => {
+                return (CallStatus::Denied, denied_text(tool.as_str(), Some(&decision.reason), false), false, false, Some(decision));
+            }
+            Verdict::Ask => {
+                let request = self.approval_request(req, call_id, source, &prepared, &outcome);
+                let answer = match tokio::time::timeout(self.config.approval_timeout, self.approver.ask(request)).await {
+                    Ok(a) => a,
+                    Err(_) => {
+                        let secs = self.config.approval_timeout.as_secs();
+                        record.answer = Some("timeout".to_string());
+                        let reason = format!("no answer within {secs} s");
+                        return (CallStatus::Denied, denied_text(tool.as_str(), Some(&reason), true), false, false, Some(decision));
+                    }
+                };
+                match answer {
+                    ApprovalAnswer::Deny { reason } => {
+                        record.answer = Some(match &reason {
+                            Some(r) => format!("deny: {r}"),
+                            None => "deny".to_string(),
+                        });
+                        return (CallStatus::Denied, denied_text(tool.as_str(), reason.as_deref(), true), false, false, Some(decision));
+                    }
+                    ApprovalAnswer::Allow { scope, rule } => {
+                        record.answer = Some(format!("allow {}", scope_name(scope)));
+                        if let Some(note) = self.remember(scope, rule, session, &outcome) {
+                            record.note = Some(note);
+                        }
+                        // The rules may have changed while the person looked (a new deny rule,
+                        // a revoked file): a deny now still wins over the answer.
+                        let again = self.decide(&prepared, session).decision;
+                        if again.decision == Verdict::Deny {
+                            return (CallStatus::Denied, denied_text(tool.as_str(), Some(&again.reason), false), false, false, Some(again));
+                        }
+                        decision.steps.push(Step {
+                            step: StepKind::Default,
+                            outcome: Some(Verdict::Allow),
+                            detail: format!("approved: allow {}", scope_name(scope)),
+                        });
+                    }
+                }
+            }
+        }
+
+        let hooks = self.policy.snapshot().hooks();
+        let root = self.jail.root().to_path_buf();
+        if !hooks.pre_tool_use.is_empty() {
+            let ctx = HookContext { tool, call_id, args: &req.args, root: &root, output: None };
+            if let HookOutcome::Block { hook_id, reason } = run_hooks(HookPhase::Pre, &hooks.pre_tool_use, &ctx).await {
+                record.note = Some(format!("blocked by PreToolUse hook {hook_id:?}"));
+                let why = format!("blocked by PreToolUse hook {hook_id:?}: {reason}");
+                return (CallStatus::Denied, denied_text(tool.as_str(), Some(&why), false), false, false, Some(decision));
+            }
+        }
+
+        let mutating = match tool {
+            ToolName::WriteFile | ToolName::EditFile => true,
+            ToolName::ExecCmd => decision.risk != Risk::Safe,
+            _ => false,
+        };
+        let _turn = if mutating { Some(self.mutating.lock().await) } else { None };
+        let (status, output, truncated) = self.run_tool(prepared).await;
+        drop(_turn);
+
+        if !hooks.post_tool_use.is_empty() {
+            let ctx = HookContext { tool, call_id, args: &req.args, root: &root, output: Some(&output) };
+            if let HookOutcome::Block { hook_id, reason } = run_hooks(HookPhase::Post, &hooks.post_tool_use, &ctx).await {
+                record.note = Some(format!("output withheld by PostToolUse hook {hook_id:?}"));
+                let text = format!("the tool ran, but PostToolUse hook {hook_id:?} withheld its output: {reason}");
+                return (CallStatus::Error, text, false, false, Some(decision));
+            }
+        }
+        let untrusted = status != CallStatus::Error || tool == ToolName::ExecCmd;
+        (status, output, truncated, untrusted, Some(decision))
+    }
+
+    /// Remember a scoped allow. Returns a note when the rule could not be kept as asked.
+    fn remember(&self, scope: Scope, rule: Option<Rule>, session: Option<&str>, outcome: &Outcome) -> Option<String> {
+        if scope == Scope::Once || !outcome.scopes.contains(&scope) {
+            return (scope != Scope::Once).then(|| format!("scope {} is not offered for this call; allowed once", scope_name(scope)));
+        }
+        let rule = rule?;
+        let rule = Rule { action: RuleAction::Allow, ..rule };
+        match scope {
+            Scope::Once => None,
+            Scope::Session => {
+                let session = session?;
+                match CompiledRule::compile(rule, Layer::Session) {
+                    Ok(c) => {
+                        self.policy.grant_session(session, c);
+                        None
+                    }
+                    Err(e) => Some(format!("rule not kept: {e}")),
+                }
+            }
+            Scope::Project => match self.policy.append_rule(Layer::Project, rule.clone()) {
+                Ok(true) => None,
+                Ok(false) => {
+                    // The file has changes the person has not reviewed: keep the new rule for
+                    // this conversation, and leave trusting the file to the settings window.
+                    if let (Some(s), Ok(c)) = (session, CompiledRule::compile(rule, Layer::Session)) {
+                        self.policy.grant_session(s, c);
+                    }
+                    Some("rule appended to the project file, which has unreviewed changes and stays untrusted until you trust it".to_string())
+                }
+                Err(e) => Some(format!("rule not kept: {e}")),
+            },
+            Scope::Global => match self.policy.append_rule(Layer::Global, rule) {
+                Ok(_) => None,
+                Err(e) => Some(format!("rule not kept: {e}")),
+            },
+        }
+    }
+
+    fn approval_request(
+        &self,
+        req: &CallRequest,
+        call_id: &str,
+        source: Source,
+        p: &Prepared,
+        outcome: &Outcome,
+    ) -> ApprovalRequest {
+        let diff = match &p.args {
+            ToolArgs::WriteFile(a) => fs::planned_write(&self.jail, a).ok().map(|(old, new)| {
+                let old = old.map(|o| String::from_utf8_lossy(&o).into_owned()).unwrap_or_default();
+                fs::diff_text(&a.path, &old, &String::from_utf8_lossy(&new))
+            }),
+            ToolArgs::EditFile(a) => fs::planned_edit(&self.jail, a).ok().map(|(old, new, _)| fs::diff_text(&a.path, &old, &new)),
+            _ => None,
+        };
+        ApprovalRequest {
+            call_id: call_id.to_string(),
+            tool: p.tool,
+            args: req.args.clone(),
+            reason: req.reason.clone(),
+            risk: outcome.decision.risk,
+            decision: outcome.decision.clone(),
+            command_parts: p.analysis.as_ref().map(|a| a.parts.iter().map(|x| x.text.clone()).collect()).unwrap_or_default(),
+            diff,
+            session: req.session.clone(),
+            source,
+            proposed_rule: proposed_rule(p),
+            scopes: outcome.scopes.clone(),
+            timeout_ms: self.config.approval_timeout.as_millis() as u64,
+        }
+    }
+
+    async fn run_tool(&self, p: Prepared) -> (CallStatus, String, bool) {
+        if let ToolArgs::ExecCmd(a) = &p.args {
+            let timeout = a
+                .timeout_sec
+                .map(Duration::from_secs)
+                .unwrap_or(exec::DEFAULT_TIMEOUT)
+                .min(self.config.exec_timeout_max)
+                .max(Duration::from_secs(1));
+            let confine_writes = match self.config.sandbox {
+                SandboxMode::FullAccess => None,
+                SandboxMode::WorkspaceWrite => Some(vec![self.jail.root().to_path_buf()]),
+                SandboxMode::ReadOnly => Some(Vec::new()),
+            };
+            let request = ExecRequest {
+                command: a.command.clone(),
+                cwd: p.cwd.clone().unwrap_or_else(|| self.jail.root().to_path_buf()),
+                timeout,
+                confine_writes,
+                supervisor_exe: self.config.supervisor_exe.clone(),
+                max_output: exec::MAX_OUTPUT,
+            };
+            return match exec::run(request).await {
+                Ok(out) => {
+                    let (text, truncated) = out.render();
+                    let status = if out.timed_out {
+                        CallStatus::Timeout
+                    } else if out.exit_code == Some(0) {
+                        CallStatus::Success
+                    } else {
+                        CallStatus::Error
+                    };
+                    (status, text, truncated)
+                }
+                Err(e) => (CallStatus::Error, format!("could not run the command: {e}"), false),
+            };
+        }
+        let jail = Arc::clone(&self.jail);
+        let joined = tokio::task::spawn_blocking(move || run_file_tool(&jail, &p.args)).await;
+        match joined {
+            Ok(Ok((text, truncated))) => (CallStatus::Success, text, truncated),
+            Ok(Err(e)) => (CallStatus::Error, e, false),
+            Err(e) => (CallStatus::Error, format!("the tool stopped unexpectedly: {e}"), false),
+        }
+    }
+}
+
+fn run_file_tool(jail: &Jail, args: &ToolArgs) -> Result<(String, bool), String> {
+    let text = |r: Result<fs::ToolText, fs::FsError>| r.map(|t| (t.text, t.truncated)).map_err(|e| e.to_string());
+    let found = |r: Result<search::SearchOutput, search::SearchError>| {
+        r.map(|o| (o.render(), o.truncated)).map_err(|e| e.to_string())
+    };
+    match args {
+        ToolArgs::ListDir(a) => text(fs::list_dir(jail, a)),
+        ToolArgs::ReadFile(a) => text(fs::read_file(jail, a)),
+        ToolArgs::WriteFile(a) => text(fs::write_file(jail, a)),
+        ToolArgs::EditFile(a) => text(fs::edit_file(jail, a)),
+        ToolArgs::Glob(a) => found(search::glob(jail, a)),
+        ToolArgs::Grep(a) => found(search::grep(jail, a)),
+        ToolArgs::ExecCmd(_) => Err("exec_cmd runs through the supervisor".to_string()),
+    }
+}
+
+struct Record {
+    answer: Option<String>,
+    note: Option<String>,
+}
+
+fn invalid_decision(reason: String) -> Decision {
+    Decision {
+        decision: Verdict::Deny,
+        risk: Risk::Safe,
+        reason: reason.clone(),
+        rule: None,
+        steps: vec![Step { step: StepKind::Validate, outcome: Some(Verdict::Deny), detail: reason }],
+    }
+}
+
+fn scope_name(scope: Scope) -> &'static str {
+    match scope {
+        Scope::Once => "once",
+        Scope::Session => "session",
+        Scope::Project => "project",
+        Scope::Global => "global",
+    }
+}
+
+pub fn new_call_id() -> String {
+    let mut b = [0u8; 8];
+    let _ = getrandom::fill(&mut b);
+    format!("c-{}", hex::encode(b))
+}
+
+/// The narrowest useful rule for a scoped allow (DESIGN §5.4): for commands the program and
+/// its subcommand (`npm install`), for file tools the tool narrowed to the folder.
+fn proposed_rule(p: &Prepared) -> Rule {
+    let tool = p.tool;
+    let (id, matches) = match (&p.analysis, p.paths.iter().find(|x| !x.from_command)) {
+        (Some(a), _) => {
+            let words = a.parts.first().map(|x| x.words.clone()).unwrap_or_default();
+            let mut prefix: Vec<String> = words.iter().take(1).cloned().collect();
+            if let Some(sub) = words.get(1) {
+                let plain = sub.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == ':') && !sub.starts_with('-');
+                if plain {
+                    prefix.push(sub.clone());
+                }
+            }
+            let prefix = prefix.join(" ");
+            (format!("allow-{}", slug(&prefix)), RuleMatch { command_prefix: Some(prefix).filter(|p| !p.is_empty()), path_glob: None })
+        }
+        (None, Some(path)) => {
+            let glob = match path.rel.rsplit_once('/') {
+                Some((dir, _)) if path.inside => format!("{dir}/**"),
+                _ => path.rel.clone(),
+            };
+            (format!("allow-{}-{}", tool.as_str(), slug(&glob)), RuleMatch { command_prefix: None, path_glob: Some(glob) })
+        }
+        (None, None) => (format!("allow-{}", tool.as_str()), RuleMatch::default()),
+    };
+    Rule { id, action: RuleAction::Allow, tool: tool.as_str().to_string(), matches, description: None, examples: None }
+}
+
+fn slug(s: &str) -> String {
+    let mut out: String = s.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
+    while out.contains("--") {
+        out = out.replace("--", "-");
+    }
+    out.trim_matches('-').chars().take(48).collect()
+}
+
+/// Parse `--json` text or a request body into a [`CallRequest`], with a message that says
+/// what was wrong.
+pub fn parse_request(text: &str) -> Result<CallRequest, String> {
+    let value: Value = serde_json::from_str(text).map_err(|e| format!("the call is not valid JSON: {e}"))?;
+    if !value.is_object() {
+        return Err("the call must be a JSON object like {\"name\":\"read_file\",\"args\":{\"path\":\"README.md\"}}".into());
+    }
+    if value.get("name").is_none() {
+        return Err("the call has no \"name\"; say which tool to run, e.g. {\"name\":\"list_dir\"}".into());
+    }
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        format!("the call's field `{path}` is wrong: {}", e.into_inner())
+    })
+}

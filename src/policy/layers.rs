@@ -1,0 +1,501 @@
+//! Rule files and their layers (DESIGN §5.3): loading, the last good version, project trust,
+//! hot reload, session grants and appending rules.
+//!
+//! Guarantees:
+//! - A file that fails to parse or validate never loosens anything: the last good version stays
+//!   in force and the error is reported. A file broken since start-up (no good version yet)
+//!   puts the policy in *degraded* mode, where nothing is allowed without asking.
+//! - The project file is attacker input. Its deny and ask rules always apply; its allow rules
+//!   and hooks apply only while its content equals what the user last trusted.
+//! - The project file is read and written through the jail, so a symlinked `.ground-link`
+//!   cannot redirect ground-link's own writes outside the root.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock, Weak};
+
+use notify::{RecursiveMode, Watcher};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::jail::{Jail, JailError};
+use crate::paths::{ConfigPaths, PROJECT_RULES_REL};
+use crate::policy::rules::{CompiledRule, expand_shorthand};
+use crate::protocol::{Hooks, Layer, PermissionFile, Rule, RuleAction};
+
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    #[error("{path}: {msg}")]
+    File { path: String, msg: String },
+    #[error("the {0} layer cannot be written by ground-link")]
+    ReadOnlyLayer(&'static str),
+    #[error(transparent)]
+    Jail(#[from] JailError),
+}
+
+/// One loaded layer.
+#[derive(Debug, Clone)]
+pub struct LayerState {
+    pub layer: Layer,
+    /// Shown in messages (root-relative for the project file).
+    pub path: String,
+    pub rules: Vec<CompiledRule>,
+    pub hooks: Hooks,
+    /// The content of the version in force, if the file exists and a version ever loaded.
+    pub content: Option<String>,
+    /// The current error, if the file on disk is broken (the last good version stays in force).
+    pub error: Option<String>,
+    /// Broken with no good version to fall back on.
+    pub degraded: bool,
+}
+
+impl LayerState {
+    fn empty(layer: Layer, path: String) -> LayerState {
+        LayerState { layer, path, rules: Vec::new(), hooks: Hooks::default(), content: None, error: None, degraded: false }
+    }
+}
+
+/// An immutable view of every file layer; swapped whole on reload.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub managed: LayerState,
+    pub global: LayerState,
+    pub project: LayerState,
+    pub project_trusted: bool,
+}
+
+impl Snapshot {
+    pub fn layers(&self) -> [&LayerState; 3] {
+        [&self.managed, &self.global, &self.project]
+    }
+
+    /// Rules that may loosen (allow) — the project's only while trusted.
+    pub fn allow_rules(&self) -> impl Iterator<Item = &CompiledRule> {
+        let project: &[CompiledRule] = if self.project_trusted { &self.project.rules } else { &[] };
+        self.managed.rules.iter().chain(&self.global.rules).chain(project).filter(|r| r.action() == RuleAction::Allow)
+    }
+
+    /// Deny and ask rules from every layer, trusted or not.
+    pub fn strict_rules(&self, action: RuleAction) -> impl Iterator<Item = &CompiledRule> {
+        self.managed.rules.iter().chain(&self.global.rules).chain(&self.project.rules).filter(move |r| r.action() == action)
+    }
+
+    /// Hooks in force: managed and global always, the project's only while trusted.
+    pub fn hooks(&self) -> Hooks {
+        let mut all = Hooks::default();
+        let project = if self.project_trusted { Some(&self.project) } else { None };
+        for layer in [Some(&self.managed), Some(&self.global), project].into_iter().flatten() {
+            all.pre_tool_use.extend(layer.hooks.pre_tool_use.iter().cloned());
+            all.post_tool_use.extend(layer.hooks.post_tool_use.iter().cloned());
+        }
+        all
+    }
+
+    /// Files that are broken right now, with their errors.
+    pub fn errors(&self) -> Vec<(Layer, String, String)> {
+        self.layers()
+            .iter()
+            .filter_map(|l| l.error.as_ref().map(|e| (l.layer, l.path.clone(), e.clone())))
+            .collect()
+    }
+
+    pub fn degraded(&self) -> Option<String> {
+        self.layers()
+            .iter()
+            .find(|l| l.degraded)
+            .map(|l| format!("{} rule file {} is broken ({}); every call asks until it is fixed", l.layer.as_str(), l.path, l.error.clone().unwrap_or_default()))
+    }
+}
+
+/// Parse and validate one permission file.
+pub fn parse_file(text: &str, layer: Layer) -> Result<(Vec<CompiledRule>, Hooks), String> {
+    let file: PermissionFile = serde_json::from_str(text).map_err(|e| format!("invalid permission file: {e}"))?;
+    if file.version != 1 {
+        return Err(format!("unsupported \"version\": {}; this ground-link reads version 1", file.version));
+    }
+    let mut rules = Vec::new();
+    for rule in file.rules {
+        rules.push(CompiledRule::compile(rule, layer).map_err(|e| e.to_string())?);
+    }
+    for (list, action) in [(&file.allow, RuleAction::Allow), (&file.deny, RuleAction::Deny), (&file.ask, RuleAction::Ask)] {
+        for text in list {
+            for rule in expand_shorthand(text, action).map_err(|e| e.to_string())? {
+                rules.push(CompiledRule::compile(rule, layer).map_err(|e| e.to_string())?);
+            }
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    for r in &rules {
+        if !seen.insert((r.id().to_string(), r.action())) {
+            return Err(format!("rule id {:?} is used twice; ids must be unique", r.id()));
+        }
+    }
+    let mut hook_ids = std::collections::HashSet::new();
+    for h in file.hooks.pre_tool_use.iter().chain(&file.hooks.post_tool_use) {
+        if h.id.trim().is_empty() || h.command.trim().is_empty() {
+            return Err(format!("hook {:?} needs a non-empty id and command", h.id));
+        }
+        if !hook_ids.insert(h.id.clone()) {
+            return Err(format!("hook id {:?} is used twice; ids must be unique", h.id));
+        }
+        if h.timeout == 0 {
+            return Err(format!("hook {:?}: timeout must be at least 1 ms", h.id));
+        }
+    }
+    Ok((rules, file.hooks))
+}
+
+/// The permission engine's view of the rule files, kept current.
+pub struct Policy {
+    paths: ConfigPaths,
+    jail: Arc<Jail>,
+    snapshot: RwLock<Arc<Snapshot>>,
+    grants: RwLock<HashMap<String, Vec<CompiledRule>>>,
+    watcher: Mutex<Option<notify::RecommendedWatcher>>,
+    /// Serialises reloads and appends so two writers never interleave.
+    write_lock: Mutex<()>,
+}
+
+impl std::fmt::Debug for Policy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Policy").field("paths", &self.paths).finish_non_exhaustive()
+    }
+}
+
+enum FileRead {
+    Missing,
+    Text(String),
+    Error(String),
+}
+
+impl Policy {
+    /// Load every layer. Never fails: a broken file is reported in the snapshot.
+    pub fn load(paths: ConfigPaths, jail: Arc<Jail>) -> Policy {
+        let empty = Snapshot {
+            managed: LayerState::empty(Layer::Managed, paths.managed.display().to_string()),
+            global: LayerState::empty(Layer::Global, paths.global_rules().display().to_string()),
+            project: LayerState::empty(Layer::Project, PROJECT_RULES_REL.to_string()),
+            project_trusted: false,
+        };
+        let policy = Policy {
+            paths,
+            jail,
+            snapshot: RwLock::new(Arc::new(empty)),
+            grants: RwLock::new(HashMap::new()),
+            watcher: Mutex::new(None),
+            write_lock: Mutex::new(()),
+        };
+        policy.reload();
+        policy
+    }
+
+    pub fn paths(&self) -> &ConfigPaths {
+        &self.paths
+    }
+
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        match self.snapshot.read() {
+            Ok(s) => Arc::clone(&s),
+            Err(poisoned) => Arc::clone(&poisoned.into_inner()),
+        }
+    }
+
+    /// Re-read the files; unchanged files keep their compiled rules.
+    pub fn reload(&self) {
+        let _guard = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
+        self.reload_locked();
+    }
+
+    fn reload_locked(&self) {
+        let old = self.snapshot();
+        let managed = next_layer(&old.managed, read_plain(&self.paths.managed));
+        let global = next_layer(&old.global, read_plain(&self.paths.global_rules()));
+        let project = next_layer(&old.project, self.read_project());
+        let project_trusted = match &project.content {
+            Some(content) => self.trusted_content().as_deref() == Some(content.as_str()),
+            None => false,
+        };
+        let snap = Snapshot { managed, global, project, project_trusted };
+        match self.snapshot.write() {
+            Ok(mut s) => *s = Arc::new(snap),
+            Err(poisoned) => *poisoned.into_inner() = Arc::new(snap),
+        }
+    }
+
+    fn read_project(&self) -> FileRead {
+        let resolved = match self.jail.resolve(PROJECT_RULES_REL) {
+            Ok(r) => r,
+            Err(JailError::NotFound(_)) => return FileRead::Missing,
+            Err(e) => return FileRead::Error(e.to_string()),
+        };
+        if !resolved.inside {
+            return FileRead::Error(format!("{PROJECT_RULES_REL} resolves outside the sandbox root; it is ignored"));
+        }
+        match self.jail.open_read(&resolved) {
+            Ok(mut f) => {
+                let mut s = String::new();
+                match f.read_to_string(&mut s) {
+                    Ok(_) => FileRead::Text(s),
+                    Err(e) => FileRead::Error(format!("cannot read: {e}")),
+                }
+            }
+            Err(JailError::NotFound(_)) => FileRead::Missing,
+            Err(e) => FileRead::Error(e.to_string()),
+        }
+    }
+
+    // ---- trust -----------------------------------------------------------------------------
+
+    fn trust_file(&self) -> PathBuf {
+        let digest = Sha256::digest(self.jail.root().as_os_str().as_encoded_bytes());
+        self.paths.trust_dir().join(format!("{}.json", &hex::encode(digest)[..32]))
+    }
+
+    /// The project file content the user last trusted for this root.
+    pub fn trusted_content(&self) -> Option<String> {
+        let text = std::fs::read_to_string(self.trust_file()).ok()?;
+        let v: Value = serde_json::from_str(&text).ok()?;
+        if v.get("root")?.as_str()? != self.jail.root().to_string_lossy() {
+            return None;
+        }
+        v.get("content")?.as_str().map(str::to_string)
+    }
+
+    /// Trust the project file as it is in force now (the settings window shows a diff first;
+    /// the CLI offers `ground-link trust`).
+    pub fn trust_project(&self) -> Result<(), PolicyError> {
+        let _guard = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
+        self.reload_locked();
+        let snap = self.snapshot();
+        let content = snap.project.content.clone().ok_or_else(|| PolicyError::File {
+            path: PROJECT_RULES_REL.to_string(),
+            msg: match &snap.project.error {
+                Some(e) => format!("cannot be trusted while it is broken: {e}"),
+                None => "does not exist; there is nothing to trust".to_string(),
+            },
+        })?;
+        if snap.project.error.is_some() {
+            return Err(PolicyError::File {
+                path: PROJECT_RULES_REL.to_string(),
+                msg: "is broken on disk; fix it before trusting it".to_string(),
+            });
+        }
+        self.write_trust(&content)?;
+        self.reload_locked();
+        Ok(())
+    }
+
+    fn write_trust(&self, content: &str) -> Result<(), PolicyError> {
+        let path = self.trust_file();
+        let body = serde_json::json!({"root": self.jail.root().to_string_lossy(), "content": content});
+        write_atomic_plain(&path, body.to_string().as_bytes())
+    }
+
+    // ---- grants and appends ------------------------------------------------------------------
+
+    /// Remember an allow rule for one conversation (in memory only).
+    pub fn grant_session(&self, session: &str, rule: CompiledRule) {
+        let mut g = self.grants.write().unwrap_or_else(|p| p.into_inner());
+        g.entry(session.to_string()).or_default().push(rule);
+    }
+
+    pub fn session_grants(&self, session: &str) -> Vec<CompiledRule> {
+        let g = self.grants.read().unwrap_or_else(|p| p.into_inner());
+        g.get(session).cloned().unwrap_or_default()
+    }
+
+    /// Append a rule to the global or project file atomically. For the project file the result
+    /// is re-trusted only if the file was trusted before (or had nothing that needs trust), so
+    /// approving one rule never blesses changes the user has not reviewed. Returns whether the
+    /// project file is trusted afterwards.
+    pub fn append_rule(&self, layer: Layer, rule: Rule) -> Result<bool, PolicyError> {
+        CompiledRule::compile(rule.clone(), layer).map_err(|e| PolicyError::File { path: layer.as_str().to_string(), msg: e.to_string() })?;
+        let _guard = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
+        self.reload_locked();
+        let snap = self.snapshot();
+        match layer {
+            Layer::Managed | Layer::Session => Err(PolicyError::ReadOnlyLayer(layer.as_str())),
+            Layer::Global => {
+                let path = self.paths.global_rules();
+                let current = match read_plain(&path) {
+                    FileRead::Missing => None,
+                    FileRead::Text(t) => Some(t),
+                    FileRead::Error(e) => return Err(PolicyError::File { path: path.display().to_string(), msg: e }),
+                };
+                let text = with_rule(current.as_deref(), rule, &path.display().to_string())?;
+                write_atomic_plain(&path, text.as_bytes())?;
+                self.reload_locked();
+                Ok(self.snapshot().project_trusted)
+            }
+            Layer::Project => {
+                let current = match self.read_project() {
+                    FileRead::Missing => None,
+                    FileRead::Text(t) => Some(t),
+                    FileRead::Error(e) => return Err(PolicyError::File { path: PROJECT_RULES_REL.to_string(), msg: e }),
+                };
+                let needs_trust = |s: &LayerState| {
+                    s.rules.iter().any(|r| r.action() == RuleAction::Allow)
+                        || !s.hooks.pre_tool_use.is_empty()
+                        || !s.hooks.post_tool_use.is_empty()
+                };
+                let was_trusted = snap.project_trusted
+                    || current.is_none()
+                    || (snap.project.error.is_none() && !needs_trust(&snap.project));
+                let text = with_rule(current.as_deref(), rule, PROJECT_RULES_REL)?;
+                let resolved = self.jail.resolve(PROJECT_RULES_REL)?;
+                if !resolved.inside {
+                    return Err(PolicyError::File {
+                        path: PROJECT_RULES_REL.to_string(),
+                        msg: "resolves outside the sandbox root; refusing to write it".to_string(),
+                    });
+                }
+                self.jail.write_atomic(&resolved, text.as_bytes())?;
+                if was_trusted {
+                    self.write_trust(&text)?;
+                }
+                self.reload_locked();
+                Ok(self.snapshot().project_trusted)
+            }
+        }
+    }
+
+    // ---- hot reload ----------------------------------------------------------------------------
+
+    /// Watch the rule files and reload on change. Watches folders (files may not exist yet).
+    pub fn watch(self: &Arc<Self>) -> Result<(), PolicyError> {
+        let weak: Weak<Policy> = Arc::downgrade(self);
+        let files: Vec<PathBuf> = vec![
+            self.paths.managed.clone(),
+            self.paths.global_rules(),
+            self.jail.root().join(PROJECT_RULES_REL),
+            self.jail.root().join(".ground-link"),
+        ];
+        let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+            let Ok(event) = res else { return };
+            let relevant = event.paths.iter().any(|p| files.iter().any(|f| p == f || p.starts_with(f)));
+            if !relevant {
+                return;
+            }
+            if let Some(policy) = weak.upgrade() {
+                policy.reload();
+                policy.rewatch_project();
+            }
+        })
+        .map_err(|e| PolicyError::File { path: "watcher".into(), msg: e.to_string() })?;
+        let _ = std::fs::create_dir_all(&self.paths.config_dir);
+        for dir in [self.paths.managed.parent(), Some(self.paths.config_dir.as_path()), Some(self.jail.root())].into_iter().flatten() {
+            if dir.is_dir() {
+                let _ = watcher.watch(dir, RecursiveMode::NonRecursive);
+            }
+        }
+        *self.watcher.lock().unwrap_or_else(|p| p.into_inner()) = Some(watcher);
+        self.rewatch_project();
+        Ok(())
+    }
+
+    /// `.ground-link/` may appear after start-up; watch it once it does.
+    fn rewatch_project(&self) {
+        let dir = self.jail.root().join(".ground-link");
+        if let Some(w) = self.watcher.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+            if dir.is_dir() && !dir.is_symlink() {
+                let _ = w.watch(&dir, RecursiveMode::NonRecursive);
+            }
+        }
+    }
+}
+
+fn read_plain(path: &Path) -> FileRead {
+    match std::fs::read_to_string(path) {
+        Ok(t) => FileRead::Text(t),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => FileRead::Missing,
+        Err(e) => FileRead::Error(format!("cannot read: {e}")),
+    }
+}
+
+fn next_layer(old: &LayerState, read: FileRead) -> LayerState {
+    match read {
+        FileRead::Missing => LayerState::empty(old.layer, old.path.clone()),
+        FileRead::Text(text) if old.content.as_deref() == Some(text.as_str()) && old.error.is_none() => old.clone(),
+        FileRead::Text(text) => match parse_file(&text, old.layer) {
+            Ok((rules, hooks)) => LayerState {
+                layer: old.layer,
+                path: old.path.clone(),
+                rules,
+                hooks,
+                content: Some(text),
+                error: None,
+                degraded: false,
+            },
+            Err(e) => keep_last_good(old, e),
+        },
+        FileRead::Error(e) => keep_last_good(old, e),
+    }
+}
+
+fn keep_last_good(old: &LayerState, error: String) -> LayerState {
+    let mut kept = old.clone();
+    kept.degraded = old.content.is_none();
+    kept.error = Some(error);
+    kept
+}
+
+/// The file text with one more rule, keeping everything else as it was.
+fn with_rule(current: Option<&str>, rule: Rule, shown: &str) -> Result<String, PolicyError> {
+    let mut doc: Value = match current {
+        None => serde_json::json!({"version": 1, "rules": []}),
+        Some(t) => serde_json::from_str(t).map_err(|e| PolicyError::File {
+            path: shown.to_string(),
+            msg: format!("is not valid JSON ({e}); fix it before adding rules"),
+        })?,
+    };
+    let rules = doc
+        .as_object_mut()
+        .ok_or_else(|| PolicyError::File { path: shown.to_string(), msg: "is not a JSON object".into() })?
+        .entry("rules")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    let list = rules
+        .as_array_mut()
+        .ok_or_else(|| PolicyError::File { path: shown.to_string(), msg: "\"rules\" is not an array".into() })?;
+    let mut rule = rule;
+    let taken: std::collections::HashSet<String> =
+        list.iter().filter_map(|r| r.get("id").and_then(Value::as_str).map(str::to_string)).collect();
+    if taken.contains(&rule.id) {
+        let base = rule.id.clone();
+        let mut n = 2;
+        while taken.contains(&format!("{base}-{n}")) {
+            n += 1;
+        }
+        rule.id = format!("{base}-{n}");
+    }
+    list.push(serde_json::to_value(&rule).map_err(|e| PolicyError::File { path: shown.to_string(), msg: e.to_string() })?);
+    let mut text = serde_json::to_string_pretty(&doc).map_err(|e| PolicyError::File { path: shown.to_string(), msg: e.to_string() })?;
+    text.push('\n');
+    Ok(text)
+}
+
+/// Atomic write for ground-link's own files outside any sandbox (config and data dirs).
+pub fn write_atomic_plain(path: &Path, bytes: &[u8]) -> Result<(), PolicyError> {
+    let err = |e: std::io::Error| PolicyError::File { path: path.display().to_string(), msg: e.to_string() };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(err)?;
+    let mut suffix = [0u8; 6];
+    let _ = getrandom::fill(&mut suffix);
+    let tmp = dir.join(format!(
+        ".{}.tmp-{}",
+        path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+        hex::encode(suffix)
+    ));
+    let result = (|| {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(err(e));
+    }
+    Ok(())
+}

@@ -1,0 +1,290 @@
+//! Rules: compiling, matching, shorthand strings and self-checking examples (DESIGN §5.3).
+//!
+//! Matching is asymmetric on purpose. A deny or ask rule fires if it matches *any* part of a
+//! command (as written, or with wrappers such as `timeout` stripped) or *any* path. An allow
+//! rule must cover *every* part of a command as written and every path, so `ls; rm -rf x` is
+//! never covered by an allow for `ls`, and `sudo npm test` is not covered by `npm test`.
+
+use globset::{GlobBuilder, GlobMatcher};
+
+use crate::policy::classify::{ClassifyContext, CommandPart, classify};
+use crate::protocol::{Layer, Rule, RuleAction, RuleMatch, ToolName};
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum RuleError {
+    #[error("rule {id:?}: {msg}")]
+    Invalid { id: String, msg: String },
+    #[error("shorthand {0:?} is not understood; write it like Bash(npm test *), Read(src/**) or Edit(*.md)")]
+    Shorthand(String),
+}
+
+fn invalid(id: &str, msg: impl Into<String>) -> RuleError {
+    RuleError::Invalid { id: id.to_string(), msg: msg.into() }
+}
+
+/// A rule ready for matching.
+#[derive(Debug, Clone)]
+pub struct CompiledRule {
+    pub rule: Rule,
+    pub layer: Layer,
+    /// `None` means every tool (`*`).
+    tool: Option<ToolName>,
+    prefix: Option<Vec<String>>,
+    glob: Option<GlobMatcher>,
+}
+
+/// What a call looks like to the rules.
+#[derive(Debug, Clone, Copy)]
+pub struct Subject<'a> {
+    pub tool: ToolName,
+    /// Resolved root-relative paths (absolute when outside the root in `full-access`).
+    pub paths: &'a [String],
+    /// For `exec_cmd`: the simple commands of the line.
+    pub parts: &'a [CommandPart],
+    /// For `exec_cmd`: whether the line parsed cleanly (an allow never covers one that did not).
+    pub parsed: bool,
+}
+
+impl CompiledRule {
+    pub fn compile(rule: Rule, layer: Layer) -> Result<CompiledRule, RuleError> {
+        let id = rule.id.trim();
+        if id.is_empty() {
+            return Err(invalid(&rule.id, "`id` is empty; give every rule a short unique id"));
+        }
+        let tool = if rule.tool == "*" {
+            None
+        } else {
+            Some(ToolName::from_alias(&rule.tool).ok_or_else(|| {
+                invalid(id, format!("unknown tool {:?}; use a tool name such as exec_cmd or read_file, or \"*\"", rule.tool))
+            })?)
+        };
+        let prefix = match &rule.matches.command_prefix {
+            None => None,
+            Some(p) => {
+                if tool.is_some_and(|t| t != ToolName::ExecCmd) {
+                    return Err(invalid(id, "`commandPrefix` only applies to exec_cmd rules"));
+                }
+                let words: Vec<String> = p.split_whitespace().map(str::to_string).collect();
+                if words.is_empty() {
+                    return Err(invalid(id, "`commandPrefix` is empty; leave it out to match every command"));
+                }
+                Some(words)
+            }
+        };
+        let glob = match &rule.matches.path_glob {
+            None => None,
+            Some(g) => Some(compile_glob(g).map_err(|e| invalid(id, e))?),
+        };
+        let compiled = CompiledRule { rule, layer, tool, prefix, glob };
+        compiled.check_examples()?;
+        Ok(compiled)
+    }
+
+    pub fn id(&self) -> &str {
+        &self.rule.id
+    }
+
+    pub fn action(&self) -> RuleAction {
+        self.rule.action
+    }
+
+    fn applies_to(&self, tool: ToolName) -> bool {
+        self.tool.is_none_or(|t| t == tool)
+    }
+
+    /// Deny/ask semantics: does the rule fire for any part or any path?
+    pub fn matches_any(&self, s: &Subject<'_>) -> bool {
+        if !self.applies_to(s.tool) {
+            return false;
+        }
+        let prefix_ok = match &self.prefix {
+            None => true,
+            Some(p) => s.parts.iter().any(|part| starts_with(&part.words, p) || starts_with(&part.effective, p)),
+        };
+        let glob_ok = match &self.glob {
+            None => true,
+            Some(g) => s.paths.iter().any(|path| g.is_match(path)),
+        };
+        prefix_ok && glob_ok
+    }
+
+    /// Allow semantics: does the rule cover every part and every path?
+    pub fn covers_all(&self, s: &Subject<'_>) -> bool {
+        if !self.applies_to(s.tool) {
+            return false;
+        }
+        if s.tool == ToolName::ExecCmd && !s.parsed {
+            return false;
+        }
+        let prefix_ok = match &self.prefix {
+            None => true,
+            Some(p) => !s.parts.is_empty() && s.parts.iter().all(|part| starts_with(&part.words, p)),
+        };
+        let glob_ok = match &self.glob {
+            None => true,
+            Some(g) => !s.paths.is_empty() && s.paths.iter().all(|path| g.is_match(path)),
+        };
+        prefix_ok && glob_ok
+    }
+
+    /// Check the rule against its own `examples`; a rule that disagrees with them is refused.
+    fn check_examples(&self) -> Result<(), RuleError> {
+        let Some(ex) = &self.rule.examples else { return Ok(()) };
+        let as_command = self.prefix.is_some() || self.tool == Some(ToolName::ExecCmd);
+        let root = std::path::Path::new("/nonexistent-ground-link-example-root");
+        let check = |example: &str| -> bool {
+            if as_command {
+                let analysis = classify(example, &ClassifyContext { root, home: None });
+                let subject = Subject {
+                    tool: ToolName::ExecCmd,
+                    paths: &[],
+                    parts: &analysis.parts,
+                    parsed: analysis.parse_error.is_none(),
+                };
+                match self.rule.action {
+                    RuleAction::Allow => self.covers_all(&subject),
+                    RuleAction::Deny | RuleAction::Ask => self.matches_any(&subject),
+                }
+            } else {
+                let paths = [example.trim_start_matches("./").to_string()];
+                let subject =
+                    Subject { tool: self.tool.unwrap_or(ToolName::ReadFile), paths: &paths, parts: &[], parsed: true };
+                match self.rule.action {
+                    RuleAction::Allow => self.covers_all(&subject),
+                    RuleAction::Deny | RuleAction::Ask => self.matches_any(&subject),
+                }
+            }
+        };
+        for m in &ex.matches {
+            if !check(m) {
+                return Err(invalid(self.id(), format!("example {m:?} should match this rule but does not")));
+            }
+        }
+        for m in &ex.not_match {
+            if check(m) {
+                return Err(invalid(self.id(), format!("example {m:?} should not match this rule but does")));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn starts_with(words: &[String], prefix: &[String]) -> bool {
+    words.len() >= prefix.len() && words.iter().zip(prefix).all(|(w, p)| w == p)
+}
+
+/// Globs use `/` as a real separator (`*` stays within one folder). Like `.gitignore`, a glob
+/// without any `/` matches a file name at any depth: `*.pem` also catches `keys/a.pem`.
+pub fn compile_glob(glob: &str) -> Result<GlobMatcher, String> {
+    let g = glob.trim().trim_start_matches("./");
+    if g.is_empty() {
+        return Err("`pathGlob` is empty; leave it out to match every path".to_string());
+    }
+    let pattern = if g.contains('/') { g.to_string() } else { format!("**/{g}") };
+    GlobBuilder::new(&pattern)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+        .map(|g| g.compile_matcher())
+        .map_err(|e| format!("`pathGlob` {glob:?} is not a valid glob: {e}"))
+}
+
+/// Expand a Claude Code-style rule string into rules. `Read(...)` covers every tool that reads
+/// files (read_file, grep, glob, list_dir) and `Edit(...)` every tool that changes them
+/// (edit_file, write_file), as in Claude Code, so a `deny` of `Read(.env)` cannot be sidestepped
+/// with grep.
+pub fn expand_shorthand(text: &str, action: RuleAction) -> Result<Vec<Rule>, RuleError> {
+    let s = text.trim();
+    let (name, arg) = match s.find('(') {
+        Some(open) => {
+            let close = s.strip_suffix(')').ok_or_else(|| RuleError::Shorthand(text.to_string()))?;
+            (&s[..open], Some(close[open + 1..].trim()))
+        }
+        None => (s, None),
+    };
+    let tools: Vec<ToolName> = match name {
+        "Read" => vec![ToolName::ReadFile, ToolName::Grep, ToolName::Glob, ToolName::ListDir],
+        "Edit" => vec![ToolName::EditFile, ToolName::WriteFile],
+        other => vec![ToolName::from_alias(other).ok_or_else(|| RuleError::Shorthand(text.to_string()))?],
+    };
+    let arg = arg.filter(|a| !a.is_empty() && *a != "*" && *a != "**");
+    let matches = match (tools[0], arg) {
+        (_, None) => RuleMatch::default(),
+        (ToolName::ExecCmd, Some(a)) => {
+            let prefix = a.strip_suffix(":*").or_else(|| a.strip_suffix(" *")).unwrap_or(a).trim();
+            if prefix.is_empty() || prefix.contains('*') {
+                return Err(RuleError::Shorthand(text.to_string()));
+            }
+            RuleMatch { command_prefix: Some(prefix.to_string()), path_glob: None }
+        }
+        (_, Some(a)) => RuleMatch { command_prefix: None, path_glob: Some(a.to_string()) },
+    };
+    Ok(tools
+        .into_iter()
+        .map(|t| Rule {
+            id: if name == "Read" || name == "Edit" { format!("{s} [{t}]") } else { s.to_string() },
+            action,
+            tool: t.as_str().to_string(),
+            matches: matches.clone(),
+            description: Some(format!("shorthand {s}")),
+            examples: None,
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn part(words: &[&str]) -> CommandPart {
+        let analysis = classify(&words.join(" "), &ClassifyContext { root: std::path::Path::new("/r"), home: None });
+        analysis.parts.into_iter().next().unwrap()
+    }
+
+    #[test]
+    fn prefix_matches_whole_words_only() {
+        let rule = Rule {
+            id: "t".into(),
+            action: RuleAction::Allow,
+            tool: "exec_cmd".into(),
+            matches: RuleMatch { command_prefix: Some("npm test".into()), path_glob: None },
+            description: None,
+            examples: None,
+        };
+        let r = CompiledRule::compile(rule, Layer::Global).unwrap();
+        for (cmd, want) in [(&["npm", "test"][..], true), (&["npm", "test", "-x"], true), (&["npm", "tests"], false), (&["npm"], false)] {
+            let parts = [part(cmd)];
+            let s = Subject { tool: ToolName::ExecCmd, paths: &[], parts: &parts, parsed: true };
+            assert_eq!(r.covers_all(&s), want, "{cmd:?}");
+        }
+    }
+
+    #[test]
+    fn shorthand_forms() {
+        let r = expand_shorthand("Bash(npm test *)", RuleAction::Allow).unwrap();
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].matches.command_prefix.as_deref(), Some("npm test"));
+        let r = expand_shorthand("Bash(git log:*)", RuleAction::Allow).unwrap();
+        assert_eq!(r[0].matches.command_prefix.as_deref(), Some("git log"));
+        let r = expand_shorthand("Read(src/**)", RuleAction::Deny).unwrap();
+        assert_eq!(r.len(), 4);
+        assert!(r.iter().all(|x| x.matches.path_glob.as_deref() == Some("src/**")));
+        let r = expand_shorthand("Edit(*.config.*)", RuleAction::Allow).unwrap();
+        assert_eq!(r.iter().map(|x| x.tool.as_str()).collect::<Vec<_>>(), ["edit_file", "write_file"]);
+        assert_eq!(expand_shorthand("Bash", RuleAction::Ask).unwrap()[0].matches, RuleMatch::default());
+        for bad in ["Bash(npm test", "Frobnicate(x)", "Bash(np*m)", "(x)"] {
+            assert!(expand_shorthand(bad, RuleAction::Allow).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn globs_without_slash_match_at_any_depth() {
+        let g = compile_glob("*.pem").unwrap();
+        assert!(g.is_match("a.pem") && g.is_match("keys/a.pem"));
+        let g = compile_glob("**/.env*").unwrap();
+        assert!(g.is_match(".env") && g.is_match("app/.env.local") && !g.is_match("env"));
+        let g = compile_glob("src/*.rs").unwrap();
+        assert!(g.is_match("src/a.rs") && !g.is_match("src/x/a.rs"));
+        assert!(compile_glob("a[").is_err());
+    }
+}

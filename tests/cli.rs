@@ -1,0 +1,173 @@
+//! Suite: the `ground-link` command line as scripts use it (DESIGN §9): the JSON it prints,
+//! exit codes, `--deny-reason`, XDG locations, and writes that survive `kill -9`.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+use crate::util::Fixture;
+
+const BIN: &str = env!("CARGO_BIN_EXE_ground-link");
+
+fn run(f: &Fixture, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .env("XDG_CONFIG_HOME", f.base().join("config"))
+        .env("XDG_DATA_HOME", f.base().join("data"))
+        .env("GROUND_LINK_MANAGED_FILE", f.base().join("managed/permissions.json"))
+        .output()
+        .unwrap()
+}
+
+fn json_out(out: &Output) -> Value {
+    let text = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("stdout is not one JSON object ({e}): {text}\nstderr: {}", String::from_utf8_lossy(&out.stderr)))
+}
+
+#[test]
+fn check_prints_the_decision_object() {
+    let f = Fixture::new();
+    let dir = f.root.to_str().unwrap();
+    for (call, decision, risk) in [
+        (r#"{"name":"read_file","args":{"path":"x"}}"#, "allow", "safe"),
+        (r#"{"name":"exec_cmd","args":{"command":"git status"}}"#, "allow", "safe"),
+        (r#"{"name":"write_file","args":{"path":"a","content":""}}"#, "ask", "moderate"),
+        (r#"{"name":"exec_cmd","args":{"command":"rm -rf /"}}"#, "deny", "dangerous"),
+        (r#"{"name":"read_file","args":{"path":"../x"}}"#, "deny", "moderate"),
+        (r#"{"name":"Bash","args":{"command":"ls; rm -rf ~"}}"#, "deny", "dangerous"),
+    ] {
+        let out = run(&f, &["check", "--dir", dir, "--json", call]);
+        assert_eq!(out.status.code(), Some(0), "{call}");
+        let v = json_out(&out);
+        assert_eq!(v["decision"], decision, "{call}: {v}");
+        assert_eq!(v["risk"], risk, "{call}: {v}");
+        assert!(v["reason"].as_str().is_some_and(|r| !r.is_empty()), "{call}: {v}");
+        assert!(v["steps"].as_array().is_some_and(|s| !s.is_empty()), "{call}: {v}");
+        assert!(v.get("rule").is_some(), "rule key must be present (null or object): {v}");
+    }
+    // check runs nothing.
+    let out = run(&f, &["check", "--dir", dir, "--json", r#"{"name":"write_file","args":{"path":"made.txt","content":"x"}}"#]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!f.root.join("made.txt").exists());
+}
+
+#[test]
+fn call_prints_the_result_object_and_audits() {
+    let f = Fixture::new();
+    std::fs::write(f.root.join("hello.txt"), "hi there\n").unwrap();
+    let dir = f.root.to_str().unwrap();
+    let out = run(&f, &["call", "--dir", dir, "--json", r#"{"name":"read","args":{"path":"hello.txt"}}"#]);
+    assert_eq!(out.status.code(), Some(0));
+    let v = json_out(&out);
+    assert_eq!(v["status"], "success");
+    assert!(v["output"].as_str().unwrap().contains("hi there"));
+    assert!(v["formatted"].as_str().unwrap().starts_with("<tool_result name=\"read_file\" status=\"success\">"));
+    assert!(v["callId"].as_str().is_some_and(|s| !s.is_empty()));
+    assert_eq!(v["decision"]["decision"], "allow");
+    assert!(v["durationMs"].is_u64());
+    assert_eq!(v["truncated"], false);
+    // The audit line is in $XDG_DATA_HOME/ground-link/audit/YYYY-MM-DD.jsonl.
+    let audit = f.base().join("data/ground-link/audit");
+    let files: Vec<_> = std::fs::read_dir(&audit).unwrap().flatten().collect();
+    assert_eq!(files.len(), 1);
+    let name = files[0].file_name().to_string_lossy().into_owned();
+    assert!(name.ends_with(".jsonl") && name.len() == "YYYY-MM-DD.jsonl".len(), "{name}");
+    let text = std::fs::read_to_string(files[0].path()).unwrap();
+    assert!(text.contains(v["callId"].as_str().unwrap()));
+    let verify = run(&f, &["audit", "verify"]);
+    assert_eq!(verify.status.code(), Some(0), "{}", String::from_utf8_lossy(&verify.stderr));
+}
+
+#[test]
+fn deny_reason_reaches_the_model() {
+    let f = Fixture::new();
+    let dir = f.root.to_str().unwrap();
+    let out = run(
+        &f,
+        &["call", "--dir", dir, "--approval", "deny", "--deny-reason", "use the staging folder", "--json", r#"{"name":"write_file","args":{"path":"a.txt","content":"x"}}"#],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let v = json_out(&out);
+    assert_eq!(v["status"], "denied");
+    let formatted = v["formatted"].as_str().unwrap();
+    assert!(formatted.contains("[Tool Denied] The user denied the \"write_file\" tool call. Reason: use the staging folder."), "{formatted}");
+    assert!(!f.root.join("a.txt").exists());
+    // --approval allow runs it, and says so loudly.
+    let out = run(&f, &["call", "--dir", dir, "--approval", "allow", "--json", r#"{"name":"write_file","args":{"path":"a.txt","content":"x"}}"#]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("WARNING"));
+    assert_eq!(json_out(&out)["status"], "success");
+    assert_eq!(std::fs::read_to_string(f.root.join("a.txt")).unwrap(), "x");
+}
+
+#[test]
+fn unusable_input_exits_non_zero_with_a_message() {
+    let f = Fixture::new();
+    let dir = f.root.to_str().unwrap();
+    let missing = f.base().join("nope");
+    for (args, needle) in [
+        (vec!["check", "--dir", dir, "--json", "{not json"], "not valid JSON"),
+        (vec!["check", "--dir", dir, "--json", r#"{"args":{}}"#], "no \"name\""),
+        (vec!["check", "--dir", dir, "--json", "[1]"], "JSON object"),
+        (vec!["check", "--dir", missing.to_str().unwrap(), "--json", r#"{"name":"list_dir"}"#], "sandbox root"),
+        (vec!["check", "--json", r#"{"name":"list_dir"}"#], "--dir"),
+        (vec!["call", "--dir", dir], "--json"),
+        (vec!["check", "--dir", dir, "--sandbox", "yolo", "--json", "{}"], "yolo"),
+    ] {
+        let out = run(&f, &args);
+        assert_ne!(out.status.code(), Some(0), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}: printed to stdout");
+    }
+    // A tool-level problem is still a result object (exit 0).
+    let out = run(&f, &["call", "--dir", dir, "--json", r#"{"name":"frobnicate"}"#]);
+    assert_eq!(out.status.code(), Some(0));
+    let v = json_out(&out);
+    assert_eq!(v["status"], "error");
+    assert!(v["output"].as_str().unwrap().contains("unknown tool \"frobnicate\""));
+}
+
+/// `kill -9` at random moments during large writes: the file is always one whole version.
+#[test]
+fn killing_a_write_never_leaves_a_torn_file() {
+    let f = Fixture::new();
+    let dir = f.root.to_str().unwrap();
+    let size = 4 << 20;
+    for i in 0..12u32 {
+        let letter = (b'a' + (i % 26) as u8) as char;
+        let content: String = std::iter::repeat_n(letter, size).collect();
+        let call = serde_json::json!({"name": "write_file", "args": {"path": "big.txt", "content": content}}).to_string();
+        // Large calls come on stdin (`--json -`): one argument is limited to 128 KiB.
+        let mut child = Command::new(BIN)
+            .args(["call", "--dir", dir, "--approval", "allow", "--json", "-"])
+            .env("XDG_CONFIG_HOME", f.base().join("config"))
+            .env("XDG_DATA_HOME", f.base().join("data"))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        {
+            use std::io::Write;
+            let mut stdin = child.stdin.take().unwrap();
+            let _ = stdin.write_all(call.as_bytes());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(u64::from(i * 7 % 40)));
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_whole(&f.root.join("big.txt"), size);
+    }
+    // No temp files are left where the model would see them... except from killed runs,
+    // which are hidden dotfiles named for the target.
+    for e in std::fs::read_dir(&f.root).unwrap().flatten() {
+        let n = e.file_name().to_string_lossy().into_owned();
+        assert!(n == "big.txt" || n.starts_with(".big.txt.gl-tmp-"), "unexpected file {n}");
+    }
+}
+
+fn assert_whole(path: &Path, size: usize) {
+    let Ok(bytes) = std::fs::read(path) else { return };
+    assert_eq!(bytes.len(), size, "torn file: {} bytes", bytes.len());
+    assert!(bytes.iter().all(|b| *b == bytes[0]), "mixed versions in one file");
+}

@@ -1,0 +1,199 @@
+//! Suite: sandbox escapes. Every tool is attacked with `..`, absolute paths, sibling-prefix
+//! roots, symlinked files, directories and parents, dangling links, links to `/`,
+//! `/proc/self/root`, NUL bytes and loops — with every question answered "allow", so only the
+//! jail stands in the way. Nothing outside the root may be read or changed.
+
+use std::os::unix::fs::symlink;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use ground_link::protocol::CallStatus;
+
+use crate::util::{Fixture, call, snapshot_tree};
+
+const SECRET: &str = "TOPSECRET-7c1f";
+
+/// base/
+///   root/            the sandbox
+///     sub/inner.txt
+///     link_out -> ../outside          (dir link pointing out)
+///     file_link -> ../outside/secret.txt
+///     dangling -> ../outside/new-by-link.txt
+///     root_link -> /
+///     loop_a -> loop_b, loop_b -> loop_a
+///     sub/up -> ../..                  (points at base)
+///     ok_link -> sub                   (inside: allowed)
+///   root2/secret.txt  (sibling whose name has the root as a prefix)
+///   outside/secret.txt
+fn fixture() -> Fixture {
+    let f = Fixture::new();
+    f.put("outside/secret.txt", &format!("{SECRET}\n"));
+    f.put("root2/secret.txt", &format!("{SECRET}\n"));
+    f.put("root/sub/inner.txt", "inner\n");
+    f.put("root/readme.txt", "hello\n");
+    let r = &f.root;
+    symlink("../outside", r.join("link_out")).unwrap();
+    symlink("../outside/secret.txt", r.join("file_link")).unwrap();
+    symlink("../outside/new-by-link.txt", r.join("dangling")).unwrap();
+    symlink("/", r.join("root_link")).unwrap();
+    symlink("loop_b", r.join("loop_a")).unwrap();
+    symlink("loop_a", r.join("loop_b")).unwrap();
+    symlink("../..", r.join("sub/up")).unwrap();
+    symlink("sub", r.join("ok_link")).unwrap();
+    f
+}
+
+#[test]
+fn escape_attempts_never_read_or_change_anything_outside() {
+    let f = fixture();
+    let engine = f.permissive();
+    let base = f.base().display().to_string();
+    let outside = format!("{base}/outside");
+    let root2 = format!("{base}/root2");
+    let before_outside = snapshot_tree(&f.base().join("outside"));
+    let before_root2 = snapshot_tree(&f.base().join("root2"));
+
+    // (tool, args) — each must not succeed in escaping. One line per case.
+    let cases: Vec<(&str, String)> = vec![
+        ("read_file", r#"{"path":"../outside/secret.txt"}"#.into()),
+        ("read_file", format!(r#"{{"path":"{outside}/secret.txt"}}"#)),
+        ("read_file", format!(r#"{{"path":"{root2}/secret.txt"}}"#)),
+        ("read_file", r#"{"path":"../root2/secret.txt"}"#.into()),
+        ("read_file", r#"{"path":"/etc/passwd"}"#.into()),
+        ("read_file", r#"{"path":"link_out/secret.txt"}"#.into()),
+        ("read_file", r#"{"path":"file_link"}"#.into()),
+        ("read_file", r#"{"path":"root_link/etc/passwd"}"#.into()),
+        ("read_file", r#"{"path":"/proc/self/root/etc/passwd"}"#.into()),
+        ("read_file", r#"{"path":"/proc/self/cwd/Cargo.toml"}"#.into()),
+        ("read_file", r#"{"path":"sub/up/outside/secret.txt"}"#.into()),
+        ("read_file", r#"{"path":"sub/../../outside/secret.txt"}"#.into()),
+        ("read_file", r#"{"path":"./sub/./../../outside/secret.txt"}"#.into()),
+        ("read_file", r#"{"path":"ok_link/../../outside/secret.txt"}"#.into()),
+        ("read_file", r#"{"path":"loop_a"}"#.into()),
+        ("read_file", r#"{"path":"readme.txt\u0000../../outside/secret.txt"}"#.into()),
+        ("read_file", r#"{"path":"~/.bashrc"}"#.into()),
+        ("list_dir", r#"{"path":".."}"#.into()),
+        ("list_dir", r#"{"path":"link_out"}"#.into()),
+        ("list_dir", r#"{"path":"root_link"}"#.into()),
+        ("list_dir", r#"{"path":"/"}"#.into()),
+        ("list_dir", r#"{"path":"sub/up"}"#.into()),
+        ("list_dir", format!(r#"{{"path":"{root2}"}}"#)),
+        ("list_dir", r#"{"path":"/proc/self/root"}"#.into()),
+        ("glob", r#"{"pattern":"**/*","path":".."}"#.into()),
+        ("glob", r#"{"pattern":"**/*","path":"link_out"}"#.into()),
+        ("glob", r#"{"pattern":"**/secret*"}"#.into()),
+        ("glob", r#"{"pattern":"**/*","path":"root_link/etc"}"#.into()),
+        ("grep", format!(r#"{{"pattern":"{SECRET}"}}"#)),
+        ("grep", format!(r#"{{"pattern":"{SECRET}","path":".."}}"#)),
+        ("grep", format!(r#"{{"pattern":"{SECRET}","path":"link_out"}}"#)),
+        ("grep", format!(r#"{{"pattern":"{SECRET}","path":"file_link"}}"#)),
+        ("grep", format!(r#"{{"pattern":"{SECRET}","path":"sub/up"}}"#)),
+        ("write_file", r#"{"path":"../outside/new.txt","content":"pwned"}"#.into()),
+        ("write_file", format!(r#"{{"path":"{outside}/new.txt","content":"pwned"}}"#)),
+        ("write_file", format!(r#"{{"path":"{root2}/new.txt","content":"pwned"}}"#)),
+        ("write_file", r#"{"path":"link_out/new.txt","content":"pwned"}"#.into()),
+        ("write_file", r#"{"path":"link_out/deep/new.txt","content":"pwned"}"#.into()),
+        ("write_file", r#"{"path":"file_link","content":"pwned"}"#.into()),
+        ("write_file", r#"{"path":"file_link","content":"pwned","mode":"append"}"#.into()),
+        ("write_file", r#"{"path":"dangling","content":"pwned"}"#.into()),
+        ("write_file", r#"{"path":"root_link/tmp/gl-pwned","content":"pwned"}"#.into()),
+        ("write_file", r#"{"path":"sub/up/outside/new.txt","content":"pwned"}"#.into()),
+        ("write_file", r#"{"path":"loop_a/x","content":"pwned"}"#.into()),
+        ("write_file", r#"{"path":"a\u0000b","content":"pwned"}"#.into()),
+        ("edit_file", r#"{"path":"file_link","oldString":"TOPSECRET","newString":"x"}"#.into()),
+        ("edit_file", r#"{"path":"../outside/secret.txt","oldString":"TOPSECRET","newString":"x"}"#.into()),
+        ("edit_file", r#"{"path":"link_out/secret.txt","oldString":"TOPSECRET","newString":"x"}"#.into()),
+        ("exec_cmd", r#"{"command":"ls","cwd":".."}"#.into()),
+        ("exec_cmd", r#"{"command":"ls","cwd":"link_out"}"#.into()),
+        // The static check sees an inside path; the OS sandbox must still stop the write.
+        ("exec_cmd", r#"{"command":"cd .. && echo pwned > outside/evil.txt"}"#.into()),
+        ("exec_cmd", r#"{"command":"cd link_out && echo pwned > evil2.txt"}"#.into()),
+        ("exec_cmd", r#"{"command":"echo pwned > link_out/evil3.txt"}"#.into()),
+        ("exec_cmd", r#"{"command":"d=..; echo pwned > $d/outside/evil4.txt"}"#.into()),
+        ("exec_cmd", r#"{"command":"cp readme.txt ../outside/copied.txt"}"#.into()),
+        ("exec_cmd", r#"{"command":"rm -f ../outside/secret.txt"}"#.into()),
+    ];
+    assert!(cases.len() >= 40);
+    for (tool, args) in &cases {
+        let json = format!(r#"{{"name":"{tool}","args":{args}}}"#);
+        let result = call(&engine, &json);
+        assert!(!result.output.contains(SECRET), "{json}: leaked the secret: {}", result.output);
+        assert!(!result.output.contains(&base), "{json}: leaked a host path: {}", result.output);
+        if *tool != "grep" && *tool != "glob" && *tool != "exec_cmd" {
+            assert_ne!(result.status, CallStatus::Success, "{json}: succeeded: {}", result.output);
+        }
+        assert_eq!(snapshot_tree(&f.base().join("outside")), before_outside, "{json}: changed outside/");
+        assert_eq!(snapshot_tree(&f.base().join("root2")), before_root2, "{json}: changed root2/");
+        assert!(!std::path::Path::new("/tmp/gl-pwned").exists(), "{json}: wrote /tmp via root_link");
+    }
+}
+
+#[test]
+fn inside_links_and_plain_paths_still_work() {
+    let f = fixture();
+    let engine = f.permissive();
+    for (json, want) in [
+        (r#"{"name":"read_file","args":{"path":"ok_link/inner.txt"}}"#, "inner"),
+        (r#"{"name":"read_file","args":{"path":"sub/../readme.txt"}}"#, "hello"),
+        (r#"{"name":"list_dir","args":{"path":"sub"}}"#, "sub/inner.txt"),
+        (r#"{"name":"write_file","args":{"path":"ok_link/new.txt","content":"x"}}"#, "sub/new.txt"),
+    ] {
+        let r = call(&engine, json);
+        assert_eq!(r.status, CallStatus::Success, "{json}: {}", r.output);
+        assert!(r.output.contains(want), "{json}: {}", r.output);
+    }
+    // The write through the inside link landed inside.
+    assert_eq!(std::fs::read_to_string(f.root.join("sub/new.txt")).unwrap(), "x");
+}
+
+/// A directory is swapped for a symlink to an outside directory, over and over, while reads,
+/// writes, listings and searches run. Nothing outside may be read or changed.
+#[test]
+fn swapping_a_directory_for_a_symlink_never_escapes() {
+    let f = Fixture::new();
+    f.put("root/d/f.txt", "inside\n");
+    f.put("outside/d/f.txt", &format!("{SECRET}\n"));
+    let engine = f.permissive();
+    let before = snapshot_tree(&f.base().join("outside"));
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let stop = Arc::clone(&stop);
+        let d = f.root.join("d");
+        let real = f.root.join("d_real");
+        let target = f.base().join("outside/d");
+        std::thread::spawn(move || {
+            let mut swaps = 0u32;
+            while !stop.load(Ordering::Relaxed) {
+                if std::fs::rename(&d, &real).is_ok() {
+                    let _ = symlink(&target, &d);
+                    std::thread::yield_now();
+                    let _ = std::fs::remove_file(&d);
+                    let _ = std::fs::rename(&real, &d);
+                    swaps += 1;
+                }
+            }
+            swaps
+        })
+    };
+    let calls = [
+        r#"{"name":"read_file","args":{"path":"d/f.txt"}}"#,
+        r#"{"name":"write_file","args":{"path":"d/new.txt","content":"w\n","mode":"append"}}"#,
+        r#"{"name":"edit_file","args":{"path":"d/f.txt","oldString":"TOPSECRET-7c1f","newString":"gotcha"}}"#,
+        r#"{"name":"list_dir","args":{"path":"d"}}"#,
+        r#"{"name":"grep","args":{"pattern":"TOPSECRET"}}"#,
+        r#"{"name":"glob","args":{"pattern":"**/*"}}"#,
+    ];
+    let mut outcomes = std::collections::HashMap::new();
+    for i in 0..600 {
+        let json = calls[i % calls.len()];
+        let r = call(&engine, json);
+        assert!(!r.output.contains(SECRET), "{json}: leaked through the swap: {}", r.output);
+        *outcomes.entry((json, r.status == CallStatus::Success)).or_insert(0u32) += 1;
+    }
+    stop.store(true, Ordering::Relaxed);
+    let swaps = swapper.join().unwrap();
+    assert!(swaps > 10, "the swapper barely ran ({swaps} swaps)");
+    assert_eq!(snapshot_tree(&f.base().join("outside")), before, "something outside changed");
+    // The race was real: some reads succeeded and the secret was never among them.
+    assert!(outcomes.get(&(calls[0], true)).copied().unwrap_or(0) > 0, "no read ever succeeded: {outcomes:?}");
+}
