@@ -6,3 +6,4 @@ mod classifier;
 mod exec;
 mod hooks;
 mod parser;
+mod search;

@@ -1,3 +1,4 @@
 //! The seven sandbox tools of DESIGN §3.
 
 pub mod exec;
+pub mod search;
