@@ -4,26 +4,33 @@
 //! `grep-searcher`), stop as soon as `maxResults` results are kept, then sort what they kept.
 //!
 //! What they see, chosen to match `rg`'s defaults so the two compare like with like:
-//! - `.gitignore` and `.ignore` files are honoured in every directory walked, whether or not the
-//!   tree is a git repository (`rg --no-require-git`); so are those of the directories between the
-//!   sandbox root and `path`, and the root's `.git/info/exclude`. Ignore files above the root and
-//!   the user's global git excludes are never read. Rules loaded from above `path` or from
-//!   `.git/info/exclude` are applied after the in-walk ones, so a `!` in a deeper file cannot
-//!   re-include what they exclude.
-//! - Hidden entries (names starting with `.`) are skipped, as `rg` does; naming a hidden
-//!   directory as `path` searches inside it.
-//! - Symlinks are neither listed nor followed nor searched, wherever they point.
+//! - `.gitignore` and `.ignore` files are honoured from the sandbox root down, whether or not
+//!   the tree is a git repository (`rg --no-require-git`). The walk goes from the root towards
+//!   `path`, so the rules of the directories above `path` apply exactly as in a walk from the
+//!   root. The root's `.git/info/exclude` applies too, as a final filter (a `!` in a
+//!   `.gitignore` cannot re-include what it excludes). Ignore files above the root and the
+//!   user's global git excludes are never read.
+//! - Hidden entries (names starting with `.`) are skipped, as `rg` does.
+//! - Naming a hidden or ignored directory or file as `path` searches it (as `rg` does with a
+//!   named path); the rules of the directories above it then act as a final filter too.
+//! - Symlinks met while walking are neither listed nor followed nor searched, wherever they
+//!   point. A `path` through a symlink inside the root walks its target, shown by its real path.
 //! - A glob without `/` matches file names at any depth (`*.md` finds `docs/a.md`, like `rg -g`);
-//!   one with `/` matches the whole root-relative path (`src/*.ts`, `**/*.rs`), or the path
-//!   relative to `path`. `*` never crosses a `/`; `**` does.
+//!   one with `/` matches the root-relative path (`src/*.ts`, `**/*.rs`) or the path relative to
+//!   `path`. `*` never crosses a `/`; `**` does. Matching is case-sensitive.
+//! - A file with a NUL byte is binary and skipped whole, even when the NUL comes after some
+//!   matches; only when the cap is reached inside a file before its NUL was read can such a file
+//!   contribute lines (as in `rg`).
 //! - Paths whose names are not UTF-8 are skipped: they could not be shown or opened by name.
 //!
 //! Guarantees:
-//! - Nothing outside the root is listed or read. Every file `grep` reads is opened through
-//!   [`Jail::open_read`] (`openat2` beneath the root, no symlinks), so a directory swapped for a
-//!   symlink mid-walk makes the open fail instead of leaking content; every path `glob` returns
-//!   is re-checked with [`Jail::still_beneath`] before it is kept. Walker errors, which carry
-//!   host paths, are dropped, never shown.
+//! - No name or content from outside the root reaches a result. Every file `grep` reads is
+//!   opened through [`Jail::open_read`] (`openat2` beneath the root, no symlinks), so a directory
+//!   swapped for a symlink mid-walk makes the open fail instead of leaking content; every path
+//!   `glob` returns is re-checked with [`Jail::still_beneath`] before it is kept. Walker errors,
+//!   which carry host paths, are dropped, never shown. (The walker itself reads `.gitignore`
+//!   files by path, so one that is a symlink, or sits in a directory swapped mid-walk, is read
+//!   as rules; its text never appears in results.)
 //! - Results are root-relative and sorted (`grep` by path, then line); a capped result says so.
 //! - Regexes run in linear time (Rust syntax) and their compiled size is bounded.
 
@@ -172,10 +179,12 @@ pub enum SearchError {
         field: &'static str,
         pattern: String,
     },
-    #[error(
-        "`pattern` {pattern:?} is not a valid regex: {reason}; use Rust regex syntax, or set \"literal\": true to search for the text as it is"
-    )]
-    BadRegex { pattern: String, reason: String },
+    #[error("`pattern` {pattern:?} is not a valid regex: {reason}; {hint}")]
+    BadRegex {
+        pattern: String,
+        reason: String,
+        hint: &'static str,
+    },
 }
 
 /// Find paths matching a glob under `args.path`.
@@ -307,10 +316,31 @@ fn build_matcher(args: &GrepArgs) -> Result<RegexMatcher, SearchError> {
         .size_limit(REGEX_SIZE_LIMIT)
         .dfa_size_limit(REGEX_DFA_SIZE_LIMIT)
         .build(&args.pattern)
-        .map_err(|e| SearchError::BadRegex {
-            pattern: echo(&args.pattern),
-            reason: e.to_string(),
-        })
+        .map_err(|e| regex_error(&args.pattern, e))
+}
+
+fn regex_error(pattern: &str, err: grep_regex::Error) -> SearchError {
+    // grep-regex reports syntax errors against its rewritten pattern (e.g. wrapped in a
+    // group); the plain parser's message points into what the model actually wrote.
+    let reason = match regex::RegexBuilder::new(pattern)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .build()
+    {
+        Err(regex::Error::Syntax(msg)) => msg,
+        _ => err.to_string(),
+    };
+    let hint = if reason.contains("size limit") {
+        "use a shorter pattern (fewer or smaller repetitions, or narrower classes than \\w)"
+    } else if reason.contains("not allowed") {
+        "grep matches within single lines; search for one line's text at a time"
+    } else {
+        "use Rust regex syntax (no look-around or backreferences), or set \"literal\": true to search for the text as it is"
+    };
+    SearchError::BadRegex {
+        pattern: echo(pattern),
+        reason: reason.trim().to_string(),
+        hint,
+    }
 }
 
 /// A compiled glob and how to apply it (see the module docs).
