@@ -355,54 +355,42 @@ fn compare(args: &[String]) {
     // In-process: how long until the model has its first 100 results.
     let jail = Jail::new(&root, SandboxMode::ReadOnly).expect("corpus root");
     println!("\nfirst 100 results, in-process ({runs} runs, median; budget 10 ms)");
-    let first: Vec<(&str, Box<dyn Fn() -> usize>)> = vec![
-        (
-            "grep \"fn\" (100 of many)",
-            Box::new(|| {
-                let a = GrepArgs {
-                    pattern: "fn".into(),
-                    path: ".".into(),
-                    glob: None,
-                    literal: true,
-                    case_sensitive: true,
-                    max_results: 100,
-                };
-                search::grep(&jail, &a).unwrap().lines.len()
-            }),
-        ),
-        (
-            "grep -i \"unsafe\"",
-            Box::new(|| {
-                let a = GrepArgs {
-                    pattern: "unsafe".into(),
-                    path: ".".into(),
-                    glob: None,
-                    literal: false,
-                    case_sensitive: false,
-                    max_results: 100,
-                };
-                search::grep(&jail, &a).unwrap().lines.len()
-            }),
-        ),
+    enum Call {
+        Grep(GrepArgs),
+        Glob(GlobArgs),
+    }
+    let grep100 = |pattern: &str, case_sensitive| {
+        Call::Grep(GrepArgs {
+            pattern: pattern.into(),
+            path: ".".into(),
+            glob: None,
+            literal: false,
+            case_sensitive,
+            max_results: 100,
+        })
+    };
+    let first = [
+        ("grep \"fn\" (100 of many)", grep100("fn", true)),
+        ("grep -i \"unsafe\"", grep100("unsafe", false)),
         (
             "glob **/*.rs",
-            Box::new(|| {
-                let a = GlobArgs {
-                    pattern: "**/*.rs".into(),
-                    path: ".".into(),
-                    include_dirs: false,
-                    max_results: 100,
-                };
-                search::glob(&jail, &a).unwrap().lines.len()
+            Call::Glob(GlobArgs {
+                pattern: "**/*.rs".into(),
+                path: ".".into(),
+                include_dirs: false,
+                max_results: 100,
             }),
         ),
     ];
-    for (name, f) in first {
+    for (name, args) in first {
         let mut t = Vec::new();
         let mut n = 0;
         for _ in 0..runs {
             let s = Instant::now();
-            n = f();
+            n = match &args {
+                Call::Grep(g) => search::grep(&jail, g).unwrap().lines.len(),
+                Call::Glob(g) => search::glob(&jail, g).unwrap().lines.len(),
+            };
             t.push(s.elapsed());
         }
         println!("{:<26} {:>4} results {:>7} ms", name, n, ms(median(t)));
