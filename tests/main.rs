@@ -13,3 +13,4 @@ mod hooks;
 mod jail;
 mod parser;
 mod rules;
+mod search;
