@@ -36,7 +36,9 @@ fn measure(name: &str, goal_us: f64, mut f: impl FnMut()) {
     }
     let (p50, p99) = percentiles(samples);
     let verdict = if p50 <= goal_us { "ok" } else { "OVER" };
-    println!("{name:<58} p50 {p50:>8.2} µs   p99 {p99:>8.2} µs   goal p50 ≤ {goal_us} µs  {verdict}");
+    println!(
+        "{name:<58} p50 {p50:>8.2} µs   p99 {p99:>8.2} µs   goal p50 ≤ {goal_us} µs  {verdict}"
+    );
 }
 
 fn thousand_rules() -> String {
@@ -66,14 +68,35 @@ fn main() {
     let mut config = EngineConfig::new(root.clone(), paths);
     config.audit = false;
     let engine = Engine::new(config, Arc::new(DenyApprover { reason: None })).unwrap();
-    assert_eq!(engine.policy().snapshot().global.rules.len(), 1000, "{:?}", engine.policy().snapshot().global.error);
+    assert_eq!(
+        engine.policy().snapshot().global.rules.len(),
+        1000,
+        "{:?}",
+        engine.policy().snapshot().global.error
+    );
 
     println!("ground-link engine benchmarks (1,000 rules in force)");
     for (name, call, want) in [
-        ("check: write_file src/lib.rs (walks every rule)", r#"{"name":"write_file","args":{"path":"src/lib.rs","content":"x"}}"#, Verdict::Ask),
-        ("check: write_file gen150/a.rs (allow rule #150)", r#"{"name":"write_file","args":{"path":"gen150/a.rs","content":"x"}}"#, Verdict::Allow),
-        ("check: exec git status (classify + rules)", r#"{"name":"exec_cmd","args":{"command":"git status"}}"#, Verdict::Allow),
-        ("check: exec tool399 run x (deny rule #399)", r#"{"name":"exec_cmd","args":{"command":"tool399 run x"}}"#, Verdict::Deny),
+        (
+            "check: write_file src/lib.rs (walks every rule)",
+            r#"{"name":"write_file","args":{"path":"src/lib.rs","content":"x"}}"#,
+            Verdict::Ask,
+        ),
+        (
+            "check: write_file gen150/a.rs (allow rule #150)",
+            r#"{"name":"write_file","args":{"path":"gen150/a.rs","content":"x"}}"#,
+            Verdict::Allow,
+        ),
+        (
+            "check: exec git status (classify + rules)",
+            r#"{"name":"exec_cmd","args":{"command":"git status"}}"#,
+            Verdict::Allow,
+        ),
+        (
+            "check: exec tool399 run x (deny rule #399)",
+            r#"{"name":"exec_cmd","args":{"command":"tool399 run x"}}"#,
+            Verdict::Deny,
+        ),
     ] {
         let req = parse_request(call).unwrap();
         assert_eq!(engine.check(&req).decision, want, "{name}");
@@ -89,8 +112,15 @@ fn main() {
     }
     command.truncate(1000);
     let command = command.trim_end_matches(|c: char| c != ';').to_string();
-    let ctx = ClassifyContext { root: &root, home: None };
-    measure(&format!("classify a {}-character command", command.len()), 50.0, || {
-        std::hint::black_box(classify(std::hint::black_box(&command), &ctx));
-    });
+    let ctx = ClassifyContext {
+        root: &root,
+        home: None,
+    };
+    measure(
+        &format!("classify a {}-character command", command.len()),
+        50.0,
+        || {
+            std::hint::black_box(classify(std::hint::black_box(&command), &ctx));
+        },
+    );
 }

@@ -28,7 +28,9 @@ pub struct DenyApprover {
 #[async_trait]
 impl Approver for DenyApprover {
     async fn ask(&self, _request: ApprovalRequest) -> ApprovalAnswer {
-        ApprovalAnswer::Deny { reason: self.reason.clone() }
+        ApprovalAnswer::Deny {
+            reason: self.reason.clone(),
+        }
     }
     fn name(&self) -> &'static str {
         "deny"
@@ -38,13 +40,15 @@ impl Approver for DenyApprover {
 /// Approves every question once. For tests only; hosts announce it loudly at start.
 pub struct AllowOnceApprover;
 
-pub const ALLOW_APPROVER_WARNING: &str =
-    "WARNING: --approval allow approves EVERY call that would ask, without asking. Use it for tests only.";
+pub const ALLOW_APPROVER_WARNING: &str = "WARNING: --approval allow approves EVERY call that would ask, without asking. Use it for tests only.";
 
 #[async_trait]
 impl Approver for AllowOnceApprover {
     async fn ask(&self, _request: ApprovalRequest) -> ApprovalAnswer {
-        ApprovalAnswer::Allow { scope: Scope::Once, rule: None }
+        ApprovalAnswer::Allow {
+            scope: Scope::Once,
+            rule: None,
+        }
     }
     fn name(&self) -> &'static str {
         "allow"
@@ -62,11 +66,17 @@ impl TtyApprover {
     pub fn open() -> std::io::Result<TtyApprover> {
         let input = std::fs::File::open("/dev/tty")?;
         let output = std::fs::OpenOptions::new().write(true).open("/dev/tty")?;
-        Ok(TtyApprover::from_parts(Box::new(std::io::BufReader::new(input)), Box::new(output)))
+        Ok(TtyApprover::from_parts(
+            Box::new(std::io::BufReader::new(input)),
+            Box::new(output),
+        ))
     }
 
     /// A terminal made of any reader and writer (tests drive it through a pipe).
-    pub fn from_parts(input: Box<dyn BufRead + Send>, output: Box<dyn Write + Send>) -> TtyApprover {
+    pub fn from_parts(
+        input: Box<dyn BufRead + Send>,
+        output: Box<dyn Write + Send>,
+    ) -> TtyApprover {
         let (tx, rx) = mpsc::unbounded_channel();
         // A plain thread: reading a terminal blocks, and must not hold up the runtime.
         std::thread::spawn(move || {
@@ -77,14 +87,20 @@ impl TtyApprover {
                 match input.read_line(&mut line) {
                     Ok(0) | Err(_) => break,
                     Ok(_) => {
-                        if tx.send(line.trim_end_matches(['\n', '\r']).to_string()).is_err() {
+                        if tx
+                            .send(line.trim_end_matches(['\n', '\r']).to_string())
+                            .is_err()
+                        {
                             break;
                         }
                     }
                 }
             }
         });
-        TtyApprover { lines: Mutex::new(rx), out: Arc::new(std::sync::Mutex::new(output)) }
+        TtyApprover {
+            lines: Mutex::new(rx),
+            out: Arc::new(std::sync::Mutex::new(output)),
+        }
     }
 
     fn say(&self, text: &str) {
@@ -114,7 +130,15 @@ pub fn describe(request: &ApprovalRequest) -> String {
             serde_json::Value::String(t) => format!("{t:?}"),
             other => other.to_string(),
         };
-        let shown = if shown.len() > 2000 { format!("{}… ({} chars)", &shown[..crate::tools::fs::floor_char_boundary(&shown, 2000)], shown.len()) } else { shown };
+        let shown = if shown.len() > 2000 {
+            format!(
+                "{}… ({} chars)",
+                &shown[..crate::tools::fs::floor_char_boundary(&shown, 2000)],
+                shown.len()
+            )
+        } else {
+            shown
+        };
         s.push_str(&format!("  {k}: {}\n", sanitize(&shown)));
     }
     if !request.command_parts.is_empty() {
@@ -123,7 +147,10 @@ pub fn describe(request: &ApprovalRequest) -> String {
             s.push_str(&format!("  - {}\n", sanitize(p)));
         }
     }
-    s.push_str(&format!("why asked: {}\n", sanitize(&request.decision.reason)));
+    s.push_str(&format!(
+        "why asked: {}\n",
+        sanitize(&request.decision.reason)
+    ));
     if let Some(diff) = &request.diff {
         s.push_str("diff:\n");
         s.push_str(&sanitize(diff));
@@ -147,7 +174,11 @@ impl Approver for TtyApprover {
             self.say(&format!("proposed rule: {}\n", sanitize(&rule)));
         }
         let mut menu = String::from("[o] allow once");
-        for (scope, label) in [(Scope::Session, "[c] this conversation"), (Scope::Project, "[p] this project"), (Scope::Global, "[g] everywhere")] {
+        for (scope, label) in [
+            (Scope::Session, "[c] this conversation"),
+            (Scope::Project, "[p] this project"),
+            (Scope::Global, "[g] everywhere"),
+        ] {
             if request.scopes.contains(&scope) {
                 menu.push_str(&format!("  {label}"));
             }
@@ -156,7 +187,9 @@ impl Approver for TtyApprover {
         loop {
             self.say(&menu);
             let Some(answer) = lines.recv().await else {
-                return ApprovalAnswer::Deny { reason: Some("no terminal to ask on".to_string()) };
+                return ApprovalAnswer::Deny {
+                    reason: Some("no terminal to ask on".to_string()),
+                };
             };
             let scope = match answer.trim() {
                 "o" | "O" | "once" => Scope::Once,
@@ -165,7 +198,11 @@ impl Approver for TtyApprover {
                 "g" | "G" if request.scopes.contains(&Scope::Global) => Scope::Global,
                 "d" | "D" | "deny" | "n" | "N" | "" => {
                     self.say("reason for the model (optional, Enter to skip) > ");
-                    let reason = lines.recv().await.map(|r| r.trim().to_string()).filter(|r| !r.is_empty());
+                    let reason = lines
+                        .recv()
+                        .await
+                        .map(|r| r.trim().to_string())
+                        .filter(|r| !r.is_empty());
                     return ApprovalAnswer::Deny { reason };
                 }
                 _ => continue,
@@ -186,7 +223,10 @@ impl Approver for TtyApprover {
                     }
                 }
             };
-            return ApprovalAnswer::Allow { scope, rule: Some(rule) };
+            return ApprovalAnswer::Allow {
+                scope,
+                rule: Some(rule),
+            };
         }
     }
     fn name(&self) -> &'static str {

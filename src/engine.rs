@@ -22,8 +22,9 @@ use crate::policy::layers::Policy;
 use crate::policy::rules::CompiledRule;
 use crate::policy::{CallFacts, Outcome, PathFact, PolicySettings, decide};
 use crate::protocol::{
-    ApprovalAnswer, ApprovalMode, ApprovalRequest, CallRequest, CallResult, CallStatus, Decision, Layer, Risk, Rule,
-    RuleAction, RuleMatch, SandboxMode, Scope, Source, Step, StepKind, ToolName, Verdict,
+    ApprovalAnswer, ApprovalMode, ApprovalRequest, CallRequest, CallResult, CallStatus, Decision,
+    Layer, Risk, Rule, RuleAction, RuleMatch, SandboxMode, Scope, Source, Step, StepKind, ToolName,
+    Verdict,
 };
 use crate::tools::exec::{self, Confinement, ExecRequest};
 use crate::tools::{ToolArgs, fs, parse_args, search, spec};
@@ -57,7 +58,8 @@ impl EngineConfig {
             approval_timeout: Duration::from_secs(settings.approval_timeout_sec),
             exec_timeout_max: Duration::from_secs(settings.exec_timeout_max_sec),
             paths,
-            supervisor_exe: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("ground-link")),
+            supervisor_exe: std::env::current_exe()
+                .unwrap_or_else(|_| PathBuf::from("ground-link")),
             watch: false,
             audit: true,
             audit_max_age_days: settings.audit_max_age_days,
@@ -103,7 +105,9 @@ impl Engine {
         let jail = Arc::new(Jail::new(&config.root, config.sandbox)?);
         let policy = Arc::new(Policy::load(config.paths.clone(), Arc::clone(&jail)));
         if config.watch {
-            policy.watch().map_err(|e| EngineError::Policy(e.to_string()))?;
+            policy
+                .watch()
+                .map_err(|e| EngineError::Policy(e.to_string()))?;
         }
         let audit = if config.audit {
             Some(
@@ -201,49 +205,93 @@ impl Engine {
         let mut cwd = None;
         if let ToolArgs::ExecCmd(a) = &args {
             let dir = match &a.cwd {
-                Some(c) => self.jail.resolve_any(c).map(|r| r.abs).unwrap_or_else(|_| self.jail.root().to_path_buf()),
+                Some(c) => self
+                    .jail
+                    .resolve_any(c)
+                    .map(|r| r.abs)
+                    .unwrap_or_else(|_| self.jail.root().to_path_buf()),
                 None => self.jail.root().to_path_buf(),
             };
-            let ctx = ClassifyContext { root: self.jail.root(), home: self.home.as_deref() };
+            let ctx = ClassifyContext {
+                root: self.jail.root(),
+                home: self.home.as_deref(),
+            };
             let found = classify(&a.command, &ctx);
             for part in &found.parts {
                 for p in &part.paths {
                     let write = part.writes.contains(p);
-                    paths.push(self.command_path(&dir, p, write));
+                    paths.push(self.command_path(&dir, p, write, &a.command));
                 }
             }
             analysis = Some(found);
             cwd = Some(dir);
         }
-        Ok(Prepared { tool, args, paths, path_errors, analysis, cwd })
+        Ok(Prepared {
+            tool,
+            args,
+            paths,
+            path_errors,
+            analysis,
+            cwd,
+        })
     }
 
     /// A path argument of a command, resolved from the command's working directory.
-    fn command_path(&self, cwd: &Path, p: &str, write: bool) -> PathFact {
+    fn command_path(&self, cwd: &Path, p: &str, write: bool, command: &str) -> PathFact {
+        // The classifier resolves `~` and `cd` into host paths; messages may only repeat a
+        // path the model wrote itself.
+        let shown = if command.contains(p) {
+            p.to_string()
+        } else {
+            "a path outside the sandbox root".to_string()
+        };
         let outside = PathFact {
-            shown: p.to_string(),
+            shown,
             rel: p.to_string(),
             inside: false,
             protected: false,
             write,
             from_command: true,
         };
-        if matches!(p, "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/stdin") {
-            return PathFact { inside: true, rel: p.to_string(), ..outside };
+        if matches!(
+            p,
+            "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/stdin"
+        ) {
+            return PathFact {
+                inside: true,
+                rel: p.to_string(),
+                ..outside
+            };
         }
         // A path built from variables or substitutions cannot be known before it runs.
         if p.contains('$') || p.contains('`') || p.contains('\0') {
             return outside;
         }
-        let joined = if Path::new(p).is_absolute() { PathBuf::from(p) } else { cwd.join(p) };
+        let joined = if Path::new(p).is_absolute() {
+            PathBuf::from(p)
+        } else {
+            cwd.join(p)
+        };
         match self.jail.resolve_any(&joined.to_string_lossy()) {
-            Ok(r) => PathFact { protected: r.is_protected(), rel: r.rel, inside: r.inside, ..outside },
+            Ok(r) if r.inside => PathFact {
+                protected: r.is_protected(),
+                shown: r.rel.clone(),
+                rel: r.rel,
+                inside: true,
+                ..outside
+            },
+            Ok(r) => PathFact {
+                rel: r.rel,
+                ..outside
+            },
             Err(_) => outside,
         }
     }
 
     fn decide(&self, p: &Prepared, session: Option<&str>) -> Outcome {
-        let grants: Vec<CompiledRule> = session.map(|s| self.policy.session_grants(s)).unwrap_or_default();
+        let grants: Vec<CompiledRule> = session
+            .map(|s| self.policy.session_grants(s))
+            .unwrap_or_default();
         let facts = CallFacts {
             tool: p.tool,
             paths: p.paths.clone(),
@@ -252,17 +300,29 @@ impl Engine {
             session,
         };
         let base = spec(p.tool).map(|s| s.risk).unwrap_or(Risk::Dangerous);
-        decide(&facts, base, &self.policy.snapshot(), &grants, &self.settings())
+        decide(
+            &facts,
+            base,
+            &self.policy.snapshot(),
+            &grants,
+            &self.settings(),
+        )
     }
 
     /// Run one call to the end: decide, ask, hook, run, sanitise, audit.
     pub async fn call(&self, req: CallRequest, source: Source) -> CallResult {
         let started = Instant::now();
         let call_id = req.call_id.clone().unwrap_or_else(new_call_id);
-        let mut record = Record { answer: None, note: None };
-        let (status, output, truncated, untrusted, decision) = self.run_call(&req, &call_id, source, &mut record).await;
+        let mut record = Record {
+            answer: None,
+            note: None,
+        };
+        let (status, output, truncated, untrusted, decision) =
+            self.run_call(&req, &call_id, source, &mut record).await;
         let output = sanitize(&output);
-        let name = ToolName::from_alias(&req.name).map(|t| t.as_str().to_string()).unwrap_or_else(|| req.name.clone());
+        let name = ToolName::from_alias(&req.name)
+            .map(|t| t.as_str().to_string())
+            .unwrap_or_else(|| req.name.clone());
         let formatted = tool_result(&name, status, &output, untrusted);
         let duration_ms = started.elapsed().as_millis() as u64;
         if let Some(audit) = &self.audit {
@@ -285,7 +345,15 @@ impl Engine {
                 eprintln!("ground-link: audit log append failed: {e}");
             }
         }
-        CallResult { status, output, formatted, call_id, decision, duration_ms, truncated }
+        CallResult {
+            status,
+            output,
+            formatted,
+            call_id,
+            decision,
+            duration_ms,
+            truncated,
+        }
     }
 
     async fn run_call(
@@ -306,17 +374,34 @@ impl Engine {
         match decision.decision {
             Verdict::Allow => {}
             Verdict::Deny => {
-                return (CallStatus::Denied, denied_text(tool.as_str(), Some(&decision.reason), false), false, false, Some(decision));
+                return (
+                    CallStatus::Denied,
+                    denied_text(tool.as_str(), Some(&decision.reason), false),
+                    false,
+                    false,
+                    Some(decision),
+                );
             }
             Verdict::Ask => {
                 let request = self.approval_request(req, call_id, source, &prepared, &outcome);
-                let answer = match tokio::time::timeout(self.config.approval_timeout, self.approver.ask(request)).await {
+                let answer = match tokio::time::timeout(
+                    self.config.approval_timeout,
+                    self.approver.ask(request),
+                )
+                .await
+                {
                     Ok(a) => a,
                     Err(_) => {
                         let secs = self.config.approval_timeout.as_secs();
                         record.answer = Some("timeout".to_string());
                         let reason = format!("no answer within {secs} s");
-                        return (CallStatus::Denied, denied_text(tool.as_str(), Some(&reason), true), false, false, Some(decision));
+                        return (
+                            CallStatus::Denied,
+                            denied_text(tool.as_str(), Some(&reason), true),
+                            false,
+                            false,
+                            Some(decision),
+                        );
                     }
                 };
                 match answer {
@@ -325,7 +410,13 @@ impl Engine {
                             Some(r) => format!("deny: {r}"),
                             None => "deny".to_string(),
                         });
-                        return (CallStatus::Denied, denied_text(tool.as_str(), reason.as_deref(), true), false, false, Some(decision));
+                        return (
+                            CallStatus::Denied,
+                            denied_text(tool.as_str(), reason.as_deref(), true),
+                            false,
+                            false,
+                            Some(decision),
+                        );
                     }
                     ApprovalAnswer::Allow { scope, rule } => {
                         record.answer = Some(format!("allow {}", scope_name(scope)));
@@ -336,7 +427,13 @@ impl Engine {
                         // a revoked file): a deny now still wins over the answer.
                         let again = self.decide(&prepared, session).decision;
                         if again.decision == Verdict::Deny {
-                            return (CallStatus::Denied, denied_text(tool.as_str(), Some(&again.reason), false), false, false, Some(again));
+                            return (
+                                CallStatus::Denied,
+                                denied_text(tool.as_str(), Some(&again.reason), false),
+                                false,
+                                false,
+                                Some(again),
+                            );
                         }
                         decision.steps.push(Step {
                             step: StepKind::Default,
@@ -351,11 +448,25 @@ impl Engine {
         let hooks = self.policy.snapshot().hooks();
         let root = self.jail.root().to_path_buf();
         if !hooks.pre_tool_use.is_empty() {
-            let ctx = HookContext { tool, call_id, args: &req.args, root: &root, output: None };
-            if let HookOutcome::Block { hook_id, reason } = run_hooks(HookPhase::Pre, &hooks.pre_tool_use, &ctx).await {
+            let ctx = HookContext {
+                tool,
+                call_id,
+                args: &req.args,
+                root: &root,
+                output: None,
+            };
+            if let HookOutcome::Block { hook_id, reason } =
+                run_hooks(HookPhase::Pre, &hooks.pre_tool_use, &ctx).await
+            {
                 record.note = Some(format!("blocked by PreToolUse hook {hook_id:?}"));
                 let why = format!("blocked by PreToolUse hook {hook_id:?}: {reason}");
-                return (CallStatus::Denied, denied_text(tool.as_str(), Some(&why), false), false, false, Some(decision));
+                return (
+                    CallStatus::Denied,
+                    denied_text(tool.as_str(), Some(&why), false),
+                    false,
+                    false,
+                    Some(decision),
+                );
             }
         }
 
@@ -364,15 +475,29 @@ impl Engine {
             ToolName::ExecCmd => decision.risk != Risk::Safe,
             _ => false,
         };
-        let _turn = if mutating { Some(self.mutating.lock().await) } else { None };
+        let _turn = if mutating {
+            Some(self.mutating.lock().await)
+        } else {
+            None
+        };
         let (status, output, truncated) = self.run_tool(prepared).await;
         drop(_turn);
 
         if !hooks.post_tool_use.is_empty() {
-            let ctx = HookContext { tool, call_id, args: &req.args, root: &root, output: Some(&output) };
-            if let HookOutcome::Block { hook_id, reason } = run_hooks(HookPhase::Post, &hooks.post_tool_use, &ctx).await {
+            let ctx = HookContext {
+                tool,
+                call_id,
+                args: &req.args,
+                root: &root,
+                output: Some(&output),
+            };
+            if let HookOutcome::Block { hook_id, reason } =
+                run_hooks(HookPhase::Post, &hooks.post_tool_use, &ctx).await
+            {
                 record.note = Some(format!("output withheld by PostToolUse hook {hook_id:?}"));
-                let text = format!("the tool ran, but PostToolUse hook {hook_id:?} withheld its output: {reason}");
+                let text = format!(
+                    "the tool ran, but PostToolUse hook {hook_id:?} withheld its output: {reason}"
+                );
                 return (CallStatus::Error, text, false, false, Some(decision));
             }
         }
@@ -381,12 +506,26 @@ impl Engine {
     }
 
     /// Remember a scoped allow. Returns a note when the rule could not be kept as asked.
-    fn remember(&self, scope: Scope, rule: Option<Rule>, session: Option<&str>, outcome: &Outcome) -> Option<String> {
+    fn remember(
+        &self,
+        scope: Scope,
+        rule: Option<Rule>,
+        session: Option<&str>,
+        outcome: &Outcome,
+    ) -> Option<String> {
         if scope == Scope::Once || !outcome.scopes.contains(&scope) {
-            return (scope != Scope::Once).then(|| format!("scope {} is not offered for this call; allowed once", scope_name(scope)));
+            return (scope != Scope::Once).then(|| {
+                format!(
+                    "scope {} is not offered for this call; allowed once",
+                    scope_name(scope)
+                )
+            });
         }
         let rule = rule?;
-        let rule = Rule { action: RuleAction::Allow, ..rule };
+        let rule = Rule {
+            action: RuleAction::Allow,
+            ..rule
+        };
         match scope {
             Scope::Once => None,
             Scope::Session => {
@@ -404,7 +543,8 @@ impl Engine {
                 Ok(false) => {
                     // The file has changes the person has not reviewed: keep the new rule for
                     // this conversation, and leave trusting the file to the settings window.
-                    if let (Some(s), Ok(c)) = (session, CompiledRule::compile(rule, Layer::Session)) {
+                    if let (Some(s), Ok(c)) = (session, CompiledRule::compile(rule, Layer::Session))
+                    {
                         self.policy.grant_session(s, c);
                     }
                     Some("rule appended to the project file, which has unreviewed changes and stays untrusted until you trust it".to_string())
@@ -428,10 +568,14 @@ impl Engine {
     ) -> ApprovalRequest {
         let diff = match &p.args {
             ToolArgs::WriteFile(a) => fs::planned_write(&self.jail, a).ok().map(|(old, new)| {
-                let old = old.map(|o| String::from_utf8_lossy(&o).into_owned()).unwrap_or_default();
+                let old = old
+                    .map(|o| String::from_utf8_lossy(&o).into_owned())
+                    .unwrap_or_default();
                 fs::diff_text(&a.path, &old, &String::from_utf8_lossy(&new))
             }),
-            ToolArgs::EditFile(a) => fs::planned_edit(&self.jail, a).ok().map(|(old, new, _)| fs::diff_text(&a.path, &old, &new)),
+            ToolArgs::EditFile(a) => fs::planned_edit(&self.jail, a)
+                .ok()
+                .map(|(old, new, _)| fs::diff_text(&a.path, &old, &new)),
             _ => None,
         };
         ApprovalRequest {
@@ -441,7 +585,11 @@ impl Engine {
             reason: req.reason.clone(),
             risk: outcome.decision.risk,
             decision: outcome.decision.clone(),
-            command_parts: p.analysis.as_ref().map(|a| a.parts.iter().map(|x| x.text.clone()).collect()).unwrap_or_default(),
+            command_parts: p
+                .analysis
+                .as_ref()
+                .map(|a| a.parts.iter().map(|x| x.text.clone()).collect())
+                .unwrap_or_default(),
             diff,
             session: req.session.clone(),
             source,
@@ -466,7 +614,10 @@ impl Engine {
             };
             let request = ExecRequest {
                 command: a.command.clone(),
-                cwd: p.cwd.clone().unwrap_or_else(|| self.jail.root().to_path_buf()),
+                cwd: p
+                    .cwd
+                    .clone()
+                    .unwrap_or_else(|| self.jail.root().to_path_buf()),
                 timeout,
                 confine_writes,
                 supervisor_exe: self.config.supervisor_exe.clone(),
@@ -484,7 +635,11 @@ impl Engine {
                     };
                     (status, text, truncated)
                 }
-                Err(e) => (CallStatus::Error, format!("could not run the command: {e}"), false),
+                Err(e) => (
+                    CallStatus::Error,
+                    format!("could not run the command: {e}"),
+                    false,
+                ),
             };
         }
         let jail = Arc::clone(&self.jail);
@@ -492,15 +647,22 @@ impl Engine {
         match joined {
             Ok(Ok((text, truncated))) => (CallStatus::Success, text, truncated),
             Ok(Err(e)) => (CallStatus::Error, e, false),
-            Err(e) => (CallStatus::Error, format!("the tool stopped unexpectedly: {e}"), false),
+            Err(e) => (
+                CallStatus::Error,
+                format!("the tool stopped unexpectedly: {e}"),
+                false,
+            ),
         }
     }
 }
 
 fn run_file_tool(jail: &Jail, args: &ToolArgs) -> Result<(String, bool), String> {
-    let text = |r: Result<fs::ToolText, fs::FsError>| r.map(|t| (t.text, t.truncated)).map_err(|e| e.to_string());
+    let text = |r: Result<fs::ToolText, fs::FsError>| {
+        r.map(|t| (t.text, t.truncated)).map_err(|e| e.to_string())
+    };
     let found = |r: Result<search::SearchOutput, search::SearchError>| {
-        r.map(|o| (o.render(), o.truncated)).map_err(|e| e.to_string())
+        r.map(|o| (o.render(), o.truncated))
+            .map_err(|e| e.to_string())
     };
     match args {
         ToolArgs::ListDir(a) => text(fs::list_dir(jail, a)),
@@ -524,7 +686,11 @@ fn invalid_decision(reason: String) -> Decision {
         risk: Risk::Safe,
         reason: reason.clone(),
         rule: None,
-        steps: vec![Step { step: StepKind::Validate, outcome: Some(Verdict::Deny), detail: reason }],
+        steps: vec![Step {
+            step: StepKind::Validate,
+            outcome: Some(Verdict::Deny),
+            detail: reason,
+        }],
     }
 }
 
@@ -552,28 +718,59 @@ fn proposed_rule(p: &Prepared) -> Rule {
             let words = a.parts.first().map(|x| x.words.clone()).unwrap_or_default();
             let mut prefix: Vec<String> = words.iter().take(1).cloned().collect();
             if let Some(sub) = words.get(1) {
-                let plain = sub.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == ':') && !sub.starts_with('-');
+                let plain = sub
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == ':')
+                    && !sub.starts_with('-');
                 if plain {
                     prefix.push(sub.clone());
                 }
             }
             let prefix = prefix.join(" ");
-            (format!("allow-{}", slug(&prefix)), RuleMatch { command_prefix: Some(prefix).filter(|p| !p.is_empty()), path_glob: None })
+            (
+                format!("allow-{}", slug(&prefix)),
+                RuleMatch {
+                    command_prefix: Some(prefix).filter(|p| !p.is_empty()),
+                    path_glob: None,
+                },
+            )
         }
         (None, Some(path)) => {
             let glob = match path.rel.rsplit_once('/') {
                 Some((dir, _)) if path.inside => format!("{dir}/**"),
                 _ => path.rel.clone(),
             };
-            (format!("allow-{}-{}", tool.as_str(), slug(&glob)), RuleMatch { command_prefix: None, path_glob: Some(glob) })
+            (
+                format!("allow-{}-{}", tool.as_str(), slug(&glob)),
+                RuleMatch {
+                    command_prefix: None,
+                    path_glob: Some(glob),
+                },
+            )
         }
         (None, None) => (format!("allow-{}", tool.as_str()), RuleMatch::default()),
     };
-    Rule { id, action: RuleAction::Allow, tool: tool.as_str().to_string(), matches, description: None, examples: None }
+    Rule {
+        id,
+        action: RuleAction::Allow,
+        tool: tool.as_str().to_string(),
+        matches,
+        description: None,
+        examples: None,
+    }
 }
 
 fn slug(s: &str) -> String {
-    let mut out: String = s.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
+    let mut out: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
     while out.contains("--") {
         out = out.replace("--", "-");
     }
@@ -583,12 +780,15 @@ fn slug(s: &str) -> String {
 /// Parse `--json` text or a request body into a [`CallRequest`], with a message that says
 /// what was wrong.
 pub fn parse_request(text: &str) -> Result<CallRequest, String> {
-    let value: Value = serde_json::from_str(text).map_err(|e| format!("the call is not valid JSON: {e}"))?;
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| format!("the call is not valid JSON: {e}"))?;
     if !value.is_object() {
         return Err("the call must be a JSON object like {\"name\":\"read_file\",\"args\":{\"path\":\"README.md\"}}".into());
     }
     if value.get("name").is_none() {
-        return Err("the call has no \"name\"; say which tool to run, e.g. {\"name\":\"list_dir\"}".into());
+        return Err(
+            "the call has no \"name\"; say which tool to run, e.g. {\"name\":\"list_dir\"}".into(),
+        );
     }
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();

@@ -61,7 +61,11 @@ fn looks_like_tool_tag(after: &str) -> bool {
 
 /// Escape for an attribute value in the `<tool_result>` tag.
 fn attr(value: &str) -> String {
-    sanitize(value).replace('&', "&amp;").replace('"', "&quot;").replace('<', "&lt;").replace('>', "&gt;")
+    sanitize(value)
+        .replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 fn fresh_id() -> String {
@@ -81,7 +85,12 @@ fn fresh_id() -> String {
 /// own messages (policy denials, argument errors) are not, but are still sanitised.
 pub fn tool_result(name: &str, status: CallStatus, output: &str, untrusted: bool) -> String {
     let mut s = String::with_capacity(output.len() + 160);
-    let _ = writeln!(s, "<tool_result name=\"{}\" status=\"{}\">", attr(name), status.as_str());
+    let _ = writeln!(
+        s,
+        "<tool_result name=\"{}\" status=\"{}\">",
+        attr(name),
+        status.as_str()
+    );
     if untrusted {
         let id = fresh_id();
         let _ = writeln!(s, "<<<UNTRUSTED_CONTENT id={id}>>>");
@@ -103,7 +112,10 @@ pub fn tool_result(name: &str, status: CallStatus, output: &str, untrusted: bool
 /// The text a denied call returns (DESIGN §2.2). `by_user` distinguishes the person's "Deny"
 /// from a policy denial, so the model knows whether asking again could ever help.
 pub fn denied_text(tool: &str, reason: Option<&str>, by_user: bool) -> String {
-    let reason = reason.map(str::trim).filter(|r| !r.is_empty()).map(sanitize);
+    let reason = reason
+        .map(str::trim)
+        .filter(|r| !r.is_empty())
+        .map(sanitize);
     let who = if by_user {
         format!("The user denied the \"{tool}\" tool call.")
     } else {
@@ -149,7 +161,9 @@ mod tests {
     fn result_block_wraps_untrusted_with_fresh_ids() {
         let a = tool_result("read_file", CallStatus::Success, "hello", true);
         let b = tool_result("read_file", CallStatus::Success, "hello", true);
-        assert!(a.starts_with("<tool_result name=\"read_file\" status=\"success\">\n<<<UNTRUSTED_CONTENT id="));
+        assert!(a.starts_with(
+            "<tool_result name=\"read_file\" status=\"success\">\n<<<UNTRUSTED_CONTENT id="
+        ));
         assert!(a.ends_with(">>>\n</tool_result>"));
         assert_ne!(a, b, "ids must be fresh");
         let id = a.split("id=").nth(1).unwrap().split(">>>").next().unwrap();

@@ -9,13 +9,19 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand, ValueEnum};
 
-use ground_link::approval::{ALLOW_APPROVER_WARNING, AllowOnceApprover, Approver, DenyApprover, TtyApprover};
+use ground_link::approval::{
+    ALLOW_APPROVER_WARNING, AllowOnceApprover, Approver, DenyApprover, TtyApprover,
+};
 use ground_link::engine::{Engine, EngineConfig, parse_request};
 use ground_link::paths::ConfigPaths;
 use ground_link::protocol::{ApprovalMode, SandboxMode, Source};
 
 #[derive(Parser)]
-#[command(name = "ground-link", version, about = "Let the LLM you chat with work on your local files, safely.")]
+#[command(
+    name = "ground-link",
+    version,
+    about = "Let the LLM you chat with work on your local files, safely."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -59,7 +65,8 @@ impl Common {
     fn request(&self) -> Result<ground_link::protocol::CallRequest> {
         let text = if self.json == "-" {
             let mut s = String::new();
-            std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).context("reading the call from stdin")?;
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
+                .context("reading the call from stdin")?;
             s
         } else {
             self.json.clone()
@@ -176,12 +183,16 @@ fn engine_config(dir: &std::path::Path, sandbox: Sandbox, mode: Mode) -> Result<
 
 fn approver(approval: Approval, deny_reason: Option<String>) -> Result<Arc<dyn Approver>> {
     Ok(match approval {
-        Approval::Deny => Arc::new(DenyApprover { reason: deny_reason }),
+        Approval::Deny => Arc::new(DenyApprover {
+            reason: deny_reason,
+        }),
         Approval::Allow => {
             eprintln!("{ALLOW_APPROVER_WARNING}");
             Arc::new(AllowOnceApprover)
         }
-        Approval::Tty => Arc::new(TtyApprover::open().context("--approval tty needs a terminal; use --approval deny")?),
+        Approval::Tty => Arc::new(
+            TtyApprover::open().context("--approval tty needs a terminal; use --approval deny")?,
+        ),
     })
 }
 
@@ -204,7 +215,11 @@ fn serve(
     approval_timeout: u64,
 ) -> Result<ExitCode> {
     use std::io::IsTerminal;
-    let approval = approval.unwrap_or(if std::io::stdin().is_terminal() { Approval::Tty } else { Approval::Deny });
+    let approval = approval.unwrap_or(if std::io::stdin().is_terminal() {
+        Approval::Tty
+    } else {
+        Approval::Deny
+    });
     let mut config = engine_config(&dir, sandbox, mode)?;
     config.watch = true;
     config.approval_timeout = Duration::from_secs(approval_timeout);
@@ -213,7 +228,9 @@ fn serve(
         eprintln!("warning: {w}");
     }
     let broker = ground_link::bridge::broker::Broker::new(approver(approval, deny_reason)?);
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     runtime.block_on(async move {
         let engine = Arc::new(Engine::new(config, broker.approver())?);
         let bound = ground_link::bridge::bind(Arc::clone(&engine), broker, token.clone(), port).await?;
@@ -251,9 +268,25 @@ async fn shutdown_signal() {
 
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
-        Command::Serve { dir, port, token_file, approval, deny_reason, sandbox, mode, approval_timeout } => {
-            serve(dir, port, token_file, approval, deny_reason, sandbox, mode, approval_timeout)
-        }
+        Command::Serve {
+            dir,
+            port,
+            token_file,
+            approval,
+            deny_reason,
+            sandbox,
+            mode,
+            approval_timeout,
+        } => serve(
+            dir,
+            port,
+            token_file,
+            approval,
+            deny_reason,
+            sandbox,
+            mode,
+            approval_timeout,
+        ),
         Command::Token { rotate, token_file } => {
             let path = token_path(token_file)?;
             let token = if rotate {
@@ -262,7 +295,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 ground_link::bridge::token::load_or_create(&path)?
             };
             println!("{}", token.secret());
-            eprintln!("token file: {}{}", path.display(), if rotate { " (rotated: pair the extension again)" } else { "" });
+            eprintln!(
+                "token file: {}{}",
+                path.display(),
+                if rotate {
+                    " (rotated: pair the extension again)"
+                } else {
+                    ""
+                }
+            );
             Ok(ExitCode::SUCCESS)
         }
         Command::Check { common } => {
@@ -273,17 +314,26 @@ fn run(cli: Cli) -> Result<ExitCode> {
             println!("{}", serde_json::to_string(&engine.check(&request))?);
             Ok(ExitCode::SUCCESS)
         }
-        Command::Call { common, approval, deny_reason, approval_timeout } => {
+        Command::Call {
+            common,
+            approval,
+            deny_reason,
+            approval_timeout,
+        } => {
             let request = common.request()?;
             let mut config = engine_config(&common.dir, common.sandbox, common.mode)?;
             config.approval_timeout = Duration::from_secs(approval_timeout);
             let engine = Engine::new(config, approver(approval, deny_reason)?)?;
-            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
             let result = runtime.block_on(engine.call(request, Source::Cli));
             println!("{}", serde_json::to_string(&result)?);
             Ok(ExitCode::SUCCESS)
         }
-        Command::Audit { command: AuditCommand::Verify { path } } => {
+        Command::Audit {
+            command: AuditCommand::Verify { path },
+        } => {
             let dir = match path {
                 Some(p) => p,
                 None => ConfigPaths::from_env()?.audit_dir(),
@@ -291,27 +341,50 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let report = ground_link::audit::verify(&dir)?;
             println!("{}", serde_json::to_string(&report)?);
             if report.is_ok() {
-                eprintln!("audit log OK: {} files, {} lines", report.files, report.lines);
+                eprintln!(
+                    "audit log OK: {} files, {} lines",
+                    report.files, report.lines
+                );
                 Ok(ExitCode::SUCCESS)
             } else {
-                eprintln!("audit log BROKEN: {}", serde_json::to_string(&report.problem)?);
+                eprintln!(
+                    "audit log BROKEN: {}",
+                    serde_json::to_string(&report.problem)?
+                );
                 Ok(ExitCode::from(1))
             }
         }
         Command::Trust { dir, show } => {
             let paths = ConfigPaths::from_env()?;
-            let jail = Arc::new(ground_link::jail::Jail::new(&dir, SandboxMode::WorkspaceWrite)?);
+            let jail = Arc::new(ground_link::jail::Jail::new(
+                &dir,
+                SandboxMode::WorkspaceWrite,
+            )?);
             let policy = ground_link::policy::layers::Policy::load(paths, jail);
             let snap = policy.snapshot();
             let Some(current) = snap.project.content.clone() else {
-                bail!("{} has no usable project rule file ({})", dir.display(), snap.project.error.clone().unwrap_or_else(|| "it does not exist".into()));
+                bail!(
+                    "{} has no usable project rule file ({})",
+                    dir.display(),
+                    snap.project
+                        .error
+                        .clone()
+                        .unwrap_or_else(|| "it does not exist".into())
+                );
             };
             let before = policy.trusted_content().unwrap_or_default();
             if before == current {
                 println!("the project rule file is already trusted");
                 return Ok(ExitCode::SUCCESS);
             }
-            print!("{}", ground_link::tools::fs::diff_text(ground_link::paths::PROJECT_RULES_REL, &before, &current));
+            print!(
+                "{}",
+                ground_link::tools::fs::diff_text(
+                    ground_link::paths::PROJECT_RULES_REL,
+                    &before,
+                    &current
+                )
+            );
             if !show {
                 policy.trust_project()?;
                 println!("trusted");

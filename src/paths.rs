@@ -28,10 +28,20 @@ pub struct ConfigPaths {
 
 impl ConfigPaths {
     pub fn from_env() -> Result<ConfigPaths, PathsError> {
-        let managed = std::env::var_os(MANAGED_ENV).map(PathBuf::from).unwrap_or_else(|| PathBuf::from(MANAGED_FILE));
-        let config_dir = dirs::config_dir().ok_or(PathsError::NoConfigDir)?.join("ground-link");
-        let data_dir = dirs::data_dir().ok_or(PathsError::NoDataDir)?.join("ground-link");
-        Ok(ConfigPaths { managed, config_dir, data_dir })
+        let managed = std::env::var_os(MANAGED_ENV)
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(MANAGED_FILE));
+        let config_dir = dirs::config_dir()
+            .ok_or(PathsError::NoConfigDir)?
+            .join("ground-link");
+        let data_dir = dirs::data_dir()
+            .ok_or(PathsError::NoDataDir)?
+            .join("ground-link");
+        Ok(ConfigPaths {
+            managed,
+            config_dir,
+            data_dir,
+        })
     }
 
     /// Everything under one folder; for tests and portable setups.

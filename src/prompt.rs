@@ -24,13 +24,19 @@ fn describe_args(schema: &Value, lang: Language) -> Vec<String> {
             let ty = p
                 .get("type")
                 .map(|t| match t {
-                    Value::Array(a) => a.iter().filter_map(Value::as_str).filter(|s| *s != "null").collect::<Vec<_>>().join("|"),
+                    Value::Array(a) => a
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .filter(|s| *s != "null")
+                        .collect::<Vec<_>>()
+                        .join("|"),
                     other => other.as_str().unwrap_or("value").to_string(),
                 })
                 .filter(|t| !t.is_empty())
                 .or_else(|| {
                     // Enums are referenced definitions; spell out their values instead.
-                    p.get("$ref").map(|_| "\"overwrite\"|\"append\"".to_string())
+                    p.get("$ref")
+                        .map(|_| "\"overwrite\"|\"append\"".to_string())
                 })
                 .unwrap_or_else(|| "value".to_string());
             let need = if required.contains(&name.as_str()) {
@@ -44,7 +50,10 @@ fn describe_args(schema: &Value, lang: Language) -> Vec<String> {
                     Language::Zh => "可选",
                 }
             };
-            let default = p.get("default").map(|d| format!(", default {d}")).unwrap_or_default();
+            let default = p
+                .get("default")
+                .map(|d| format!(", default {d}"))
+                .unwrap_or_default();
             let desc = p.get("description").and_then(Value::as_str).unwrap_or("");
             format!("    - {name} ({ty}, {need}{default}): {desc}")
         })
@@ -113,10 +122,18 @@ mod tests {
         for lang in [Language::En, Language::Zh] {
             let text = instructions(lang);
             for spec in registry() {
-                assert!(text.contains(&format!("- {}:", spec.name)), "{lang:?} lacks {}", spec.name);
+                assert!(
+                    text.contains(&format!("- {}:", spec.name)),
+                    "{lang:?} lacks {}",
+                    spec.name
+                );
                 let props = spec.input_schema["properties"].as_object().unwrap();
                 for arg in props.keys() {
-                    assert!(text.contains(&format!("    - {arg} (")), "{lang:?} lacks {}.{arg}", spec.name);
+                    assert!(
+                        text.contains(&format!("    - {arg} (")),
+                        "{lang:?} lacks {}.{arg}",
+                        spec.name
+                    );
                 }
             }
         }

@@ -32,14 +32,25 @@ struct Server {
 }
 
 impl Server {
-    fn start(f: &Fixture, approver: Arc<dyn Approver>, mode: ApprovalMode, approval_timeout: Duration) -> Server {
-        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    fn start(
+        f: &Fixture,
+        approver: Arc<dyn Approver>,
+        mode: ApprovalMode,
+        approval_timeout: Duration,
+    ) -> Server {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
         let mut config = f.config(SandboxMode::WorkspaceWrite, mode);
         config.approval_timeout = approval_timeout;
         let broker = Broker::new(approver);
         let engine = Arc::new(Engine::new(config, broker.approver()).unwrap());
         let token = Token::from_secret(TOKEN.to_string(), f.base().join("token"));
-        let bound = runtime.block_on(ground_link::bridge::bind(engine, broker, token, 0)).unwrap();
+        let bound = runtime
+            .block_on(ground_link::bridge::bind(engine, broker, token, 0))
+            .unwrap();
         let port = bound.addr().port();
         let bridge = Arc::clone(&bound.bridge);
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
@@ -51,16 +62,33 @@ impl Server {
                 .await
                 .unwrap();
         });
-        Server { base: format!("http://127.0.0.1:{port}"), port, runtime, stop: Some(tx), done: Some(done), bridge }
+        Server {
+            base: format!("http://127.0.0.1:{port}"),
+            port,
+            runtime,
+            stop: Some(tx),
+            done: Some(done),
+            bridge,
+        }
     }
 
     fn client(&self) -> reqwest::Client {
-        reqwest::Client::builder().timeout(Duration::from_secs(60)).build().unwrap()
+        reqwest::Client::builder()
+            .timeout(Duration::from_secs(60))
+            .build()
+            .unwrap()
     }
 
     fn exec(&self, body: Value) -> (StatusCode, Value) {
         self.runtime.block_on(async {
-            let r = self.client().post(format!("{}/exec", self.base)).bearer_auth(TOKEN).json(&body).send().await.unwrap();
+            let r = self
+                .client()
+                .post(format!("{}/exec", self.base))
+                .bearer_auth(TOKEN)
+                .json(&body)
+                .send()
+                .await
+                .unwrap();
             let status = r.status();
             (status, r.json().await.unwrap_or(Value::Null))
         })
@@ -78,7 +106,11 @@ impl Server {
 
 fn audit_lines(f: &Fixture) -> Vec<Value> {
     let mut out = Vec::new();
-    for e in std::fs::read_dir(f.paths.audit_dir()).unwrap().flatten() {
+    for e in std::fs::read_dir(f.paths.audit_dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".jsonl"))
+    {
         for line in std::fs::read_to_string(e.path()).unwrap().lines() {
             out.push(serde_json::from_str(line).unwrap());
         }
@@ -94,7 +126,11 @@ fn raw(port: u16, request: &str) -> (u16, String) {
     let mut buf = Vec::new();
     let _ = s.read_to_end(&mut buf);
     let text = String::from_utf8_lossy(&buf).into_owned();
-    let code = text.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    let code = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
     (code, text)
 }
 
@@ -102,68 +138,179 @@ fn raw(port: u16, request: &str) -> (u16, String) {
 fn routes_and_status_codes() {
     let f = Fixture::new();
     f.put("root/hello.txt", "hello bridge\n");
-    let mut s = Server::start(&f, Arc::new(DenyApprover { reason: Some("nope".into()) }), ApprovalMode::Ask, Duration::from_secs(5));
+    let mut s = Server::start(
+        &f,
+        Arc::new(DenyApprover {
+            reason: Some("nope".into()),
+        }),
+        ApprovalMode::Ask,
+        Duration::from_secs(5),
+    );
     let c = s.client();
     s.runtime.block_on(async {
         // /health without and with a token.
-        let v: Value = c.get(format!("{}/health", s.base)).send().await.unwrap().json().await.unwrap();
-        assert_eq!((v["status"].as_str(), v["app"].as_str()), (Some("ok"), Some("ground-link")));
-        assert!(v.get("dir").is_none(), "health leaks the root without a token: {v}");
-        let v: Value = c.get(format!("{}/health", s.base)).bearer_auth(TOKEN).send().await.unwrap().json().await.unwrap();
+        let v: Value = c
+            .get(format!("{}/health", s.base))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(
+            (v["status"].as_str(), v["app"].as_str()),
+            (Some("ok"), Some("ground-link"))
+        );
+        assert!(
+            v.get("dir").is_none(),
+            "health leaks the root without a token: {v}"
+        );
+        let v: Value = c
+            .get(format!("{}/health", s.base))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
         assert!(v["dir"].as_str().unwrap().ends_with("/root"));
-        assert_eq!((v["sandbox"].as_str(), v["mode"].as_str()), (Some("workspace-write"), Some("ask")));
+        assert_eq!(
+            (v["sandbox"].as_str(), v["mode"].as_str()),
+            (Some("workspace-write"), Some("ask"))
+        );
         // /tools
-        let v: Value = c.get(format!("{}/tools", s.base)).bearer_auth(TOKEN).send().await.unwrap().json().await.unwrap();
+        let v: Value = c
+            .get(format!("{}/tools", s.base))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
         let tools = v["tools"].as_array().unwrap();
         assert_eq!(tools.len(), 7);
         for t in tools {
-            assert!(t["inputSchema"].is_object() && t["annotations"]["readOnlyHint"].is_boolean() && t["risk"].is_string(), "{t}");
+            assert!(
+                t["inputSchema"].is_object()
+                    && t["annotations"]["readOnlyHint"].is_boolean()
+                    && t["risk"].is_string(),
+                "{t}"
+            );
         }
         // /prompt
-        let r = c.get(format!("{}/prompt?lang=zh", s.base)).bearer_auth(TOKEN).send().await.unwrap();
+        let r = c
+            .get(format!("{}/prompt?lang=zh", s.base))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.status(), 200);
         assert!(r.text().await.unwrap().contains("工具"));
-        let r = c.get(format!("{}/prompt?lang=fr", s.base)).bearer_auth(TOKEN).send().await.unwrap();
+        let r = c
+            .get(format!("{}/prompt?lang=fr", s.base))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.status(), 400);
         // /calls of nothing
-        let r = c.get(format!("{}/calls/nope", s.base)).bearer_auth(TOKEN).send().await.unwrap();
+        let r = c
+            .get(format!("{}/calls/nope", s.base))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.status(), 404);
-        let r = c.delete(format!("{}/calls/nope", s.base)).bearer_auth(TOKEN).send().await.unwrap();
+        let r = c
+            .delete(format!("{}/calls/nope", s.base))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.status(), 404);
         // Malformed bodies are 400 and say why.
-        for (body, needle) in [("{", "not valid JSON"), ("{\"args\":{}}", "no \"name\""), ("[]", "JSON object"), ("{\"name\":1}", "name")] {
-            let r = c.post(format!("{}/exec", s.base)).bearer_auth(TOKEN).body(body).send().await.unwrap();
+        for (body, needle) in [
+            ("{", "not valid JSON"),
+            ("{\"args\":{}}", "no \"name\""),
+            ("[]", "JSON object"),
+            ("{\"name\":1}", "name"),
+        ] {
+            let r = c
+                .post(format!("{}/exec", s.base))
+                .bearer_auth(TOKEN)
+                .body(body)
+                .send()
+                .await
+                .unwrap();
             assert_eq!(r.status(), 400, "{body}");
-            assert!(r.text().await.unwrap().contains(needle), "{body}");
+            let v: Value = r.json().await.unwrap();
+            assert!(v["error"].as_str().unwrap().contains(needle), "{body}: {v}");
         }
-        let r = c.get(format!("{}/nowhere", s.base)).bearer_auth(TOKEN).send().await.unwrap();
+        let r = c
+            .get(format!("{}/nowhere", s.base))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.status(), 404);
     });
     // Tool outcomes are 200 with a status.
     let (code, v) = s.exec(json!({"name": "read_file", "args": {"path": "hello.txt"}}));
-    assert_eq!((code, v["status"].as_str()), (StatusCode::OK, Some("success")));
+    assert_eq!(
+        (code, v["status"].as_str()),
+        (StatusCode::OK, Some("success"))
+    );
     assert!(v["output"].as_str().unwrap().contains("hello bridge"));
-    assert!(v["formatted"].as_str().unwrap().contains("<tool_result name=\"read_file\" status=\"success\">"));
+    assert!(
+        v["formatted"]
+            .as_str()
+            .unwrap()
+            .contains("<tool_result name=\"read_file\" status=\"success\">")
+    );
     let (code, v) = s.exec(json!({"name": "write_file", "args": {"path": "x", "content": "y"}}));
-    assert_eq!((code, v["status"].as_str()), (StatusCode::OK, Some("denied")));
+    assert_eq!(
+        (code, v["status"].as_str()),
+        (StatusCode::OK, Some("denied"))
+    );
     assert!(v["output"].as_str().unwrap().contains("Reason: nope"));
     let (code, v) = s.exec(json!({"name": "warp_drive"}));
-    assert_eq!((code, v["status"].as_str()), (StatusCode::OK, Some("error")));
+    assert_eq!(
+        (code, v["status"].as_str()),
+        (StatusCode::OK, Some("error"))
+    );
     let (code, v) = s.exec(json!({"name": "list_dir", "callId": "fixed-1"}));
-    assert_eq!((code, v["callId"].as_str()), (StatusCode::OK, Some("fixed-1")));
+    assert_eq!(
+        (code, v["callId"].as_str()),
+        (StatusCode::OK, Some("fixed-1"))
+    );
     let (code, _) = s.exec(json!({"name": "list_dir", "callId": "fixed-1"}));
     assert_eq!(code, StatusCode::CONFLICT);
     // A finished call can be fetched again, but not cancelled.
     s.runtime.block_on(async {
-        let r = c.get(format!("{}/calls/fixed-1", s.base)).bearer_auth(TOKEN).send().await.unwrap();
+        let r = c
+            .get(format!("{}/calls/fixed-1", s.base))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.status(), 200);
-        let r = c.delete(format!("{}/calls/fixed-1", s.base)).bearer_auth(TOKEN).send().await.unwrap();
+        let r = c
+            .delete(format!("{}/calls/fixed-1", s.base))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.status(), 409);
     });
     // 413 before the body is buffered: the server answers while the client is still sending.
     let (code, _) = raw(
         s.port,
-        &format!("POST /exec HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 67108864\r\nConnection: close\r\n\r\n{{\"name\":", s.port),
+        &format!(
+            "POST /exec HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 67108864\r\nConnection: close\r\n\r\n{{\"name\":",
+            s.port
+        ),
     );
     assert_eq!(code, 413);
     s.shutdown();
@@ -173,7 +320,12 @@ fn routes_and_status_codes() {
 fn attack_table_nothing_gets_through() {
     let f = Fixture::new();
     let marker = f.root.join("pwned.txt");
-    let mut s = Server::start(&f, Arc::new(AllowOnceApprover), ApprovalMode::Auto, Duration::from_secs(5));
+    let mut s = Server::start(
+        &f,
+        Arc::new(AllowOnceApprover),
+        ApprovalMode::Auto,
+        Duration::from_secs(5),
+    );
     let p = s.port;
     let body = r#"{"name":"write_file","args":{"path":"pwned.txt","content":"x"}}"#;
     let host = format!("127.0.0.1:{p}");
@@ -183,40 +335,314 @@ fn attack_table_nothing_gets_through() {
     let basic = format!("Basic {}", "Z3JvdW5kOmxpbms=");
     let lower = format!("bearer {TOKEN}");
     // (name, method, path, headers, expected status)
-    let cases: Vec<(&str, &str, String, Vec<(&str, String)>, u16)> = vec![
-        ("no token", "POST", "/exec".into(), vec![("Host", host.clone())], 401),
-        ("wrong token", "POST", "/exec".into(), vec![("Host", host.clone()), ("Authorization", "Bearer wrong".into())], 401),
-        ("token prefix", "POST", "/exec".into(), vec![("Host", host.clone()), ("Authorization", prefix.clone())], 401),
-        ("token plus a char", "POST", "/exec".into(), vec![("Host", host.clone()), ("Authorization", longer.clone())], 401),
-        ("empty bearer", "POST", "/exec".into(), vec![("Host", host.clone()), ("Authorization", "Bearer ".into())], 401),
-        ("lowercase scheme", "POST", "/exec".into(), vec![("Host", host.clone()), ("Authorization", lower.clone())], 401),
-        ("basic auth", "POST", "/exec".into(), vec![("Host", host.clone()), ("Authorization", basic.clone())], 401),
-        ("token in query", "POST", format!("/exec?token={TOKEN}"), vec![("Host", host.clone())], 401),
-        ("token in access_token query", "POST", format!("/exec?access_token={TOKEN}"), vec![("Host", host.clone())], 401),
-        ("two auth headers", "POST", "/exec".into(), vec![("Host", host.clone()), ("Authorization", "Bearer wrong".into()), ("Authorization", auth.clone())], 401),
-        ("evil host", "POST", "/exec".into(), vec![("Host", format!("evil.example:{p}")), ("Authorization", auth.clone())], 403),
-        ("rebinding host", "POST", "/exec".into(), vec![("Host", format!("127.0.0.1.evil.example:{p}")), ("Authorization", auth.clone())], 403),
-        ("wrong port", "POST", "/exec".into(), vec![("Host", format!("127.0.0.1:{}", p.wrapping_add(1))), ("Authorization", auth.clone())], 403),
-        ("host without port", "POST", "/exec".into(), vec![("Host", "127.0.0.1".into()), ("Authorization", auth.clone())], 403),
-        ("no host", "POST", "/exec".into(), vec![("Authorization", auth.clone())], 403),
-        ("web origin", "POST", "/exec".into(), vec![("Host", host.clone()), ("Authorization", auth.clone()), ("Origin", "https://evil.example".into())], 403),
-        ("null origin", "POST", "/exec".into(), vec![("Host", host.clone()), ("Authorization", auth.clone()), ("Origin", "null".into())], 403),
-        ("localhost page", "POST", "/exec".into(), vec![("Host", host.clone()), ("Authorization", auth.clone()), ("Origin", "http://localhost:3000".into())], 403),
-        ("loopback page same port", "POST", "/exec".into(), vec![("Host", host.clone()), ("Authorization", auth.clone()), ("Origin", format!("http://127.0.0.1:{p}"))], 403),
-        ("chat site", "POST", "/exec".into(), vec![("Host", host.clone()), ("Authorization", auth.clone()), ("Origin", "https://chat.deepseek.com".into())], 403),
-        ("chatgpt", "POST", "/exec".into(), vec![("Host", host.clone()), ("Authorization", auth.clone()), ("Origin", "https://chatgpt.com".into())], 403),
-        ("extension prefix trick", "POST", "/exec".into(), vec![("Host", host.clone()), ("Authorization", auth.clone()), ("Origin", "chrome-extension://abcdefghijklmnopabcdefghijklmnop.evil.example".into())], 403),
-        ("extension short id", "POST", "/exec".into(), vec![("Host", host.clone()), ("Authorization", auth.clone()), ("Origin", "chrome-extension://abc".into())], 403),
-        ("moz extension", "POST", "/exec".into(), vec![("Host", host.clone()), ("Authorization", auth.clone()), ("Origin", "moz-extension://abcdefghijklmnopabcdefghijklmnop".into())], 403),
-        ("preflight from web", "OPTIONS", "/exec".into(), vec![("Host", host.clone()), ("Origin", "https://evil.example".into()), ("Access-Control-Request-Method", "POST".into())], 403),
-        ("preflight no origin", "OPTIONS", "/exec".into(), vec![("Host", host.clone()), ("Access-Control-Request-Method", "POST".into())], 401),
-        ("health from web page", "GET", "/health".into(), vec![("Host", host.clone()), ("Origin", "https://evil.example".into())], 403),
-        ("events from web page", "GET", "/events".into(), vec![("Host", host.clone()), ("Origin", "https://evil.example".into()), ("Authorization", auth.clone())], 403),
-        ("approve path", "POST", "/approve".into(), vec![("Host", host.clone()), ("Authorization", auth.clone())], 404),
-        ("approvals path", "POST", "/approvals/c-1".into(), vec![("Host", host.clone()), ("Authorization", auth.clone())], 404),
-        ("answer a call", "POST", "/calls/c-1".into(), vec![("Host", host.clone()), ("Authorization", auth.clone())], 405),
-        ("put a call", "PUT", "/calls/c-1/answer".into(), vec![("Host", host.clone()), ("Authorization", auth.clone())], 404),
-        ("settings path", "POST", "/settings".into(), vec![("Host", host.clone()), ("Authorization", auth.clone())], 404),
+    type Case<'a> = (&'a str, &'a str, String, Vec<(&'a str, String)>, u16);
+    let cases: Vec<Case> = vec![
+        (
+            "no token",
+            "POST",
+            "/exec".into(),
+            vec![("Host", host.clone())],
+            401,
+        ),
+        (
+            "wrong token",
+            "POST",
+            "/exec".into(),
+            vec![
+                ("Host", host.clone()),
+                ("Authorization", "Bearer wrong".into()),
+            ],
+            401,
+        ),
+        (
+            "token prefix",
+            "POST",
+            "/exec".into(),
+            vec![("Host", host.clone()), ("Authorization", prefix.clone())],
+            401,
+        ),
+        (
+            "token plus a char",
+            "POST",
+            "/exec".into(),
+            vec![("Host", host.clone()), ("Authorization", longer.clone())],
+            401,
+        ),
+        (
+            "empty bearer",
+            "POST",
+            "/exec".into(),
+            vec![("Host", host.clone()), ("Authorization", "Bearer ".into())],
+            401,
+        ),
+        (
+            "lowercase scheme",
+            "POST",
+            "/exec".into(),
+            vec![("Host", host.clone()), ("Authorization", lower.clone())],
+            401,
+        ),
+        (
+            "basic auth",
+            "POST",
+            "/exec".into(),
+            vec![("Host", host.clone()), ("Authorization", basic.clone())],
+            401,
+        ),
+        (
+            "token in query",
+            "POST",
+            format!("/exec?token={TOKEN}"),
+            vec![("Host", host.clone())],
+            401,
+        ),
+        (
+            "token in access_token query",
+            "POST",
+            format!("/exec?access_token={TOKEN}"),
+            vec![("Host", host.clone())],
+            401,
+        ),
+        (
+            "two auth headers",
+            "POST",
+            "/exec".into(),
+            vec![
+                ("Host", host.clone()),
+                ("Authorization", "Bearer wrong".into()),
+                ("Authorization", auth.clone()),
+            ],
+            401,
+        ),
+        (
+            "evil host",
+            "POST",
+            "/exec".into(),
+            vec![
+                ("Host", format!("evil.example:{p}")),
+                ("Authorization", auth.clone()),
+            ],
+            403,
+        ),
+        (
+            "rebinding host",
+            "POST",
+            "/exec".into(),
+            vec![
+                ("Host", format!("127.0.0.1.evil.example:{p}")),
+                ("Authorization", auth.clone()),
+            ],
+            403,
+        ),
+        (
+            "wrong port",
+            "POST",
+            "/exec".into(),
+            vec![
+                ("Host", format!("127.0.0.1:{}", p.wrapping_add(1))),
+                ("Authorization", auth.clone()),
+            ],
+            403,
+        ),
+        (
+            "host without port",
+            "POST",
+            "/exec".into(),
+            vec![
+                ("Host", "127.0.0.1".into()),
+                ("Authorization", auth.clone()),
+            ],
+            403,
+        ),
+        (
+            "no host",
+            "POST",
+            "/exec".into(),
+            vec![("Authorization", auth.clone())],
+            403,
+        ),
+        (
+            "web origin",
+            "POST",
+            "/exec".into(),
+            vec![
+                ("Host", host.clone()),
+                ("Authorization", auth.clone()),
+                ("Origin", "https://evil.example".into()),
+            ],
+            403,
+        ),
+        (
+            "null origin",
+            "POST",
+            "/exec".into(),
+            vec![
+                ("Host", host.clone()),
+                ("Authorization", auth.clone()),
+                ("Origin", "null".into()),
+            ],
+            403,
+        ),
+        (
+            "localhost page",
+            "POST",
+            "/exec".into(),
+            vec![
+                ("Host", host.clone()),
+                ("Authorization", auth.clone()),
+                ("Origin", "http://localhost:3000".into()),
+            ],
+            403,
+        ),
+        (
+            "loopback page same port",
+            "POST",
+            "/exec".into(),
+            vec![
+                ("Host", host.clone()),
+                ("Authorization", auth.clone()),
+                ("Origin", format!("http://127.0.0.1:{p}")),
+            ],
+            403,
+        ),
+        (
+            "chat site",
+            "POST",
+            "/exec".into(),
+            vec![
+                ("Host", host.clone()),
+                ("Authorization", auth.clone()),
+                ("Origin", "https://chat.deepseek.com".into()),
+            ],
+            403,
+        ),
+        (
+            "chatgpt",
+            "POST",
+            "/exec".into(),
+            vec![
+                ("Host", host.clone()),
+                ("Authorization", auth.clone()),
+                ("Origin", "https://chatgpt.com".into()),
+            ],
+            403,
+        ),
+        (
+            "extension prefix trick",
+            "POST",
+            "/exec".into(),
+            vec![
+                ("Host", host.clone()),
+                ("Authorization", auth.clone()),
+                (
+                    "Origin",
+                    "chrome-extension://abcdefghijklmnopabcdefghijklmnop.evil.example".into(),
+                ),
+            ],
+            403,
+        ),
+        (
+            "extension short id",
+            "POST",
+            "/exec".into(),
+            vec![
+                ("Host", host.clone()),
+                ("Authorization", auth.clone()),
+                ("Origin", "chrome-extension://abc".into()),
+            ],
+            403,
+        ),
+        (
+            "moz extension",
+            "POST",
+            "/exec".into(),
+            vec![
+                ("Host", host.clone()),
+                ("Authorization", auth.clone()),
+                (
+                    "Origin",
+                    "moz-extension://abcdefghijklmnopabcdefghijklmnop".into(),
+                ),
+            ],
+            403,
+        ),
+        (
+            "preflight from web",
+            "OPTIONS",
+            "/exec".into(),
+            vec![
+                ("Host", host.clone()),
+                ("Origin", "https://evil.example".into()),
+                ("Access-Control-Request-Method", "POST".into()),
+            ],
+            403,
+        ),
+        (
+            "preflight no origin",
+            "OPTIONS",
+            "/exec".into(),
+            vec![
+                ("Host", host.clone()),
+                ("Access-Control-Request-Method", "POST".into()),
+            ],
+            401,
+        ),
+        (
+            "health from web page",
+            "GET",
+            "/health".into(),
+            vec![
+                ("Host", host.clone()),
+                ("Origin", "https://evil.example".into()),
+            ],
+            403,
+        ),
+        (
+            "events from web page",
+            "GET",
+            "/events".into(),
+            vec![
+                ("Host", host.clone()),
+                ("Origin", "https://evil.example".into()),
+                ("Authorization", auth.clone()),
+            ],
+            403,
+        ),
+        (
+            "approve path",
+            "POST",
+            "/approve".into(),
+            vec![("Host", host.clone()), ("Authorization", auth.clone())],
+            404,
+        ),
+        (
+            "approvals path",
+            "POST",
+            "/approvals/c-1".into(),
+            vec![("Host", host.clone()), ("Authorization", auth.clone())],
+            404,
+        ),
+        (
+            "answer a call",
+            "POST",
+            "/calls/c-1".into(),
+            vec![("Host", host.clone()), ("Authorization", auth.clone())],
+            405,
+        ),
+        (
+            "put a call",
+            "PUT",
+            "/calls/c-1/answer".into(),
+            vec![("Host", host.clone()), ("Authorization", auth.clone())],
+            404,
+        ),
+        (
+            "settings path",
+            "POST",
+            "/settings".into(),
+            vec![("Host", host.clone()), ("Authorization", auth.clone())],
+            404,
+        ),
     ];
     assert!(cases.len() >= 30);
     for (name, method, path, headers, want) in cases {
@@ -227,15 +653,29 @@ fn attack_table_nothing_gets_through() {
         req.push_str(&format!("Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len()));
         let (code, text) = raw(p, &req);
         assert_eq!(code, want, "{name}: {text}");
-        assert!(!text.to_ascii_lowercase().contains("access-control-allow"), "{name}: CORS header in {text}");
+        assert!(
+            !text.to_ascii_lowercase().contains("access-control-allow"),
+            "{name}: CORS header in {text}"
+        );
         assert!(!marker.exists(), "{name}: the call ran");
     }
     // The same request with the token, no Origin, and a good Host does run (the table is not vacuous).
-    let (code, text) = raw(p, &format!("POST /exec HTTP/1.1\r\nHost: {host}\r\nAuthorization: {auth}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len()));
+    let (code, text) = raw(
+        p,
+        &format!(
+            "POST /exec HTTP/1.1\r\nHost: {host}\r\nAuthorization: {auth}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        ),
+    );
     assert_eq!(code, 200, "{text}");
     assert!(marker.exists());
     // The extension's origin with the token is accepted and recorded as paired.
-    let (code, _) = raw(p, &format!("GET /health HTTP/1.1\r\nHost: localhost:{p}\r\nAuthorization: {auth}\r\nOrigin: {EXT}\r\nConnection: close\r\n\r\n"));
+    let (code, _) = raw(
+        p,
+        &format!(
+            "GET /health HTTP/1.1\r\nHost: localhost:{p}\r\nAuthorization: {auth}\r\nOrigin: {EXT}\r\nConnection: close\r\n\r\n"
+        ),
+    );
     assert_eq!(code, 200);
     assert!(s.bridge.paired().contains_key(EXT));
     s.shutdown();
@@ -244,7 +684,12 @@ fn attack_table_nothing_gets_through() {
 #[test]
 fn fifty_concurrent_appends_lose_nothing() {
     let f = Fixture::new();
-    let mut s = Server::start(&f, Arc::new(DenyApprover { reason: None }), ApprovalMode::Auto, Duration::from_secs(5));
+    let mut s = Server::start(
+        &f,
+        Arc::new(DenyApprover { reason: None }),
+        ApprovalMode::Auto,
+        Duration::from_secs(5),
+    );
     let c = s.client();
     let results = s.runtime.block_on(async {
         let mut tasks = Vec::new();
@@ -291,13 +736,26 @@ impl Approver for Silent {
 #[test]
 fn approval_timeout_denies_and_is_audited() {
     let f = Fixture::new();
-    let mut s = Server::start(&f, Arc::new(Silent), ApprovalMode::Ask, Duration::from_millis(600));
-    let (code, v) = s.exec(json!({"name": "write_file", "args": {"path": "a", "content": "b"}, "callId": "t-1"}));
+    let mut s = Server::start(
+        &f,
+        Arc::new(Silent),
+        ApprovalMode::Ask,
+        Duration::from_millis(600),
+    );
+    let (code, v) = s.exec(
+        json!({"name": "write_file", "args": {"path": "a", "content": "b"}, "callId": "t-1"}),
+    );
     assert_eq!(code, StatusCode::OK);
     assert_eq!(v["status"], "denied");
-    assert!(v["output"].as_str().unwrap().contains("no answer within"), "{v}");
+    assert!(
+        v["output"].as_str().unwrap().contains("no answer within"),
+        "{v}"
+    );
     s.shutdown();
-    let line = audit_lines(&f).into_iter().find(|l| l["callId"] == "t-1").unwrap();
+    let line = audit_lines(&f)
+        .into_iter()
+        .find(|l| l["callId"] == "t-1")
+        .unwrap();
     assert_eq!(line["answer"], "timeout");
     assert_eq!(line["status"], "denied");
 }
@@ -305,34 +763,68 @@ fn approval_timeout_denies_and_is_audited() {
 #[test]
 fn client_cancel_denies_and_is_audited() {
     let f = Fixture::new();
-    let mut s = Server::start(&f, Arc::new(Silent), ApprovalMode::Ask, Duration::from_secs(60));
+    let mut s = Server::start(
+        &f,
+        Arc::new(Silent),
+        ApprovalMode::Ask,
+        Duration::from_secs(60),
+    );
     let (code, v) = s.exec(json!({"name": "write_file", "args": {"path": "a", "content": "b"}, "callId": "c-1", "waitMs": 300}));
-    assert_eq!((code, v["status"].as_str()), (StatusCode::ACCEPTED, Some("pending")), "{v}");
+    assert_eq!(
+        (code, v["status"].as_str()),
+        (StatusCode::ACCEPTED, Some("pending")),
+        "{v}"
+    );
     let c = s.client();
     let v: Value = s.runtime.block_on(async {
-        let r = c.delete(format!("{}/calls/c-1", s.base)).bearer_auth(TOKEN).send().await.unwrap();
+        let r = c
+            .delete(format!("{}/calls/c-1", s.base))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.status(), 200);
         r.json().await.unwrap()
     });
     assert_eq!(v["status"], "denied");
-    assert!(v["output"].as_str().unwrap().contains("cancelled by the client"), "{v}");
+    assert!(
+        v["output"]
+            .as_str()
+            .unwrap()
+            .contains("cancelled by the client"),
+        "{v}"
+    );
     assert!(!f.root.join("a").exists());
     s.shutdown();
-    let line = audit_lines(&f).into_iter().find(|l| l["callId"] == "c-1").unwrap();
+    let line = audit_lines(&f)
+        .into_iter()
+        .find(|l| l["callId"] == "c-1")
+        .unwrap();
     assert_eq!(line["answer"], "deny: cancelled by the client");
 }
 
 #[test]
 fn shutdown_with_a_pending_call_denies_it() {
     let f = Fixture::new();
-    let mut s = Server::start(&f, Arc::new(Silent), ApprovalMode::Ask, Duration::from_secs(60));
+    let mut s = Server::start(
+        &f,
+        Arc::new(Silent),
+        ApprovalMode::Ask,
+        Duration::from_secs(60),
+    );
     let (code, _) = s.exec(json!({"name": "write_file", "args": {"path": "a", "content": "b"}, "callId": "s-1", "waitMs": 200}));
     assert_eq!(code, StatusCode::ACCEPTED);
     s.shutdown();
     assert!(!f.root.join("a").exists());
-    let line = audit_lines(&f).into_iter().find(|l| l["callId"] == "s-1").expect("shutdown must audit the pending call");
+    let line = audit_lines(&f)
+        .into_iter()
+        .find(|l| l["callId"] == "s-1")
+        .expect("shutdown must audit the pending call");
     assert_eq!(line["status"], "denied");
-    assert!(line["answer"].as_str().unwrap().contains("shut down"), "{line}");
+    assert!(
+        line["answer"].as_str().unwrap().contains("shut down"),
+        "{line}"
+    );
 }
 
 /// Answers when the test says so.
@@ -343,7 +835,12 @@ struct Gate {
 #[async_trait]
 impl Approver for Gate {
     async fn ask(&self, _r: ApprovalRequest) -> ApprovalAnswer {
-        self.rx.lock().await.recv().await.unwrap_or(ApprovalAnswer::Deny { reason: None })
+        self.rx
+            .lock()
+            .await
+            .recv()
+            .await
+            .unwrap_or(ApprovalAnswer::Deny { reason: None })
     }
     fn name(&self) -> &'static str {
         "gate"
@@ -354,22 +851,58 @@ impl Approver for Gate {
 fn a_slow_approval_is_delivered_through_calls_and_events() {
     let f = Fixture::new();
     let (tx, rx) = mpsc::unbounded_channel();
-    let mut s = Server::start(&f, Arc::new(Gate { rx: tokio::sync::Mutex::new(rx) }), ApprovalMode::Ask, Duration::from_secs(60));
+    let mut s = Server::start(
+        &f,
+        Arc::new(Gate {
+            rx: tokio::sync::Mutex::new(rx),
+        }),
+        ApprovalMode::Ask,
+        Duration::from_secs(60),
+    );
     let c = s.client();
     // Listen to the event stream first.
     let events = s.runtime.block_on(async {
-        c.get(format!("{}/events", s.base)).bearer_auth(TOKEN).send().await.unwrap()
+        c.get(format!("{}/events", s.base))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap()
     });
     assert_eq!(events.status(), 200);
     let (code, v) = s.exec(json!({"name": "write_file", "args": {"path": "slow.txt", "content": "ok"}, "callId": "w-1", "waitMs": 200}));
-    assert_eq!((code, v["status"].as_str(), v["callId"].as_str()), (StatusCode::ACCEPTED, Some("pending"), Some("w-1")));
+    assert_eq!(
+        (code, v["status"].as_str(), v["callId"].as_str()),
+        (StatusCode::ACCEPTED, Some("pending"), Some("w-1"))
+    );
     // A long-poll that ends before the answer is still pending.
-    let r = s.runtime.block_on(async { c.get(format!("{}/calls/w-1?waitMs=300", s.base)).bearer_auth(TOKEN).send().await.unwrap() });
+    let r = s.runtime.block_on(async {
+        c.get(format!("{}/calls/w-1?waitMs=300", s.base))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap()
+    });
     assert_eq!(r.status(), 202);
-    tx.send(ApprovalAnswer::Allow { scope: Scope::Once, rule: None }).unwrap();
-    let v: Value = s.runtime.block_on(async { c.get(format!("{}/calls/w-1", s.base)).bearer_auth(TOKEN).send().await.unwrap().json().await.unwrap() });
+    tx.send(ApprovalAnswer::Allow {
+        scope: Scope::Once,
+        rule: None,
+    })
+    .unwrap();
+    let v: Value = s.runtime.block_on(async {
+        c.get(format!("{}/calls/w-1", s.base))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    });
     assert_eq!(v["status"], "success", "{v}");
-    assert_eq!(std::fs::read_to_string(f.root.join("slow.txt")).unwrap(), "ok");
+    assert_eq!(
+        std::fs::read_to_string(f.root.join("slow.txt")).unwrap(),
+        "ok"
+    );
     // The stream told the story: pending, resolved, done.
     let seen = s.runtime.block_on(async {
         let mut stream = events.bytes_stream();
@@ -400,18 +933,43 @@ fn kill_nine_under_load_leaves_a_verifiable_audit_log() {
     let env = |c: &mut Command| {
         c.env("XDG_CONFIG_HOME", f.base().join("config"))
             .env("XDG_DATA_HOME", f.base().join("data"))
-            .env("GROUND_LINK_MANAGED_FILE", f.base().join("managed/permissions.json"));
+            .env(
+                "GROUND_LINK_MANAGED_FILE",
+                f.base().join("managed/permissions.json"),
+            );
     };
     for round in 0..2 {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_ground-link"));
-        cmd.args(["serve", "--dir", f.root.to_str().unwrap(), "--port", "0", "--token-file", token_file.to_str().unwrap(), "--approval", "deny"]);
+        cmd.args([
+            "serve",
+            "--dir",
+            f.root.to_str().unwrap(),
+            "--port",
+            "0",
+            "--token-file",
+            token_file.to_str().unwrap(),
+            "--approval",
+            "deny",
+        ]);
         env(&mut cmd);
-        let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
         let mut first = String::new();
-        std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut first).unwrap();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+            &mut first,
+        )
+        .unwrap();
         let base = first.trim().rsplit(' ').next().unwrap().to_string();
         assert!(base.starts_with("http://127.0.0.1:"), "{first}");
-        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
         rt.block_on(async {
             let c = reqwest::Client::new();
             let mut tasks = Vec::new();
@@ -421,7 +979,13 @@ fn kill_nine_under_load_leaves_a_verifiable_audit_log() {
                 tasks.push(tokio::spawn(async move {
                     for _ in 0..10_000 {
                         let body = json!({"name": "read_file", "args": {"path": "data.txt"}});
-                        if c.post(&url).bearer_auth(TOKEN).json(&body).send().await.is_err() {
+                        if c.post(&url)
+                            .bearer_auth(TOKEN)
+                            .json(&body)
+                            .send()
+                            .await
+                            .is_err()
+                        {
                             break;
                         }
                     }
@@ -438,7 +1002,16 @@ fn kill_nine_under_load_leaves_a_verifiable_audit_log() {
         verify.args(["audit", "verify"]);
         env(&mut verify);
         let out = verify.output().unwrap();
-        assert_eq!(out.status.code(), Some(0), "round {round}: {}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "round {round}: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
-    assert!(audit_lines(&f).len() > 20, "the load did not reach the server");
+    assert!(
+        audit_lines(&f).len() > 20,
+        "the load did not reach the server"
+    );
 }

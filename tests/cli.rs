@@ -15,14 +15,22 @@ fn run(f: &Fixture, args: &[&str]) -> Output {
         .args(args)
         .env("XDG_CONFIG_HOME", f.base().join("config"))
         .env("XDG_DATA_HOME", f.base().join("data"))
-        .env("GROUND_LINK_MANAGED_FILE", f.base().join("managed/permissions.json"))
+        .env(
+            "GROUND_LINK_MANAGED_FILE",
+            f.base().join("managed/permissions.json"),
+        )
         .output()
         .unwrap()
 }
 
 fn json_out(out: &Output) -> Value {
     let text = String::from_utf8_lossy(&out.stdout);
-    serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("stdout is not one JSON object ({e}): {text}\nstderr: {}", String::from_utf8_lossy(&out.stderr)))
+    serde_json::from_str(text.trim()).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not one JSON object ({e}): {text}\nstderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
 }
 
 #[test]
@@ -30,24 +38,66 @@ fn check_prints_the_decision_object() {
     let f = Fixture::new();
     let dir = f.root.to_str().unwrap();
     for (call, decision, risk) in [
-        (r#"{"name":"read_file","args":{"path":"x"}}"#, "allow", "safe"),
-        (r#"{"name":"exec_cmd","args":{"command":"git status"}}"#, "allow", "safe"),
-        (r#"{"name":"write_file","args":{"path":"a","content":""}}"#, "ask", "moderate"),
-        (r#"{"name":"exec_cmd","args":{"command":"rm -rf /"}}"#, "deny", "dangerous"),
-        (r#"{"name":"read_file","args":{"path":"../x"}}"#, "deny", "moderate"),
-        (r#"{"name":"Bash","args":{"command":"ls; rm -rf ~"}}"#, "deny", "dangerous"),
+        (
+            r#"{"name":"read_file","args":{"path":"x"}}"#,
+            "allow",
+            "safe",
+        ),
+        (
+            r#"{"name":"exec_cmd","args":{"command":"git status"}}"#,
+            "allow",
+            "safe",
+        ),
+        (
+            r#"{"name":"write_file","args":{"path":"a","content":""}}"#,
+            "ask",
+            "moderate",
+        ),
+        (
+            r#"{"name":"exec_cmd","args":{"command":"rm -rf /"}}"#,
+            "deny",
+            "dangerous",
+        ),
+        (
+            r#"{"name":"read_file","args":{"path":"../x"}}"#,
+            "deny",
+            "moderate",
+        ),
+        (
+            r#"{"name":"Bash","args":{"command":"ls; rm -rf ~"}}"#,
+            "deny",
+            "dangerous",
+        ),
     ] {
         let out = run(&f, &["check", "--dir", dir, "--json", call]);
         assert_eq!(out.status.code(), Some(0), "{call}");
         let v = json_out(&out);
         assert_eq!(v["decision"], decision, "{call}: {v}");
         assert_eq!(v["risk"], risk, "{call}: {v}");
-        assert!(v["reason"].as_str().is_some_and(|r| !r.is_empty()), "{call}: {v}");
-        assert!(v["steps"].as_array().is_some_and(|s| !s.is_empty()), "{call}: {v}");
-        assert!(v.get("rule").is_some(), "rule key must be present (null or object): {v}");
+        assert!(
+            v["reason"].as_str().is_some_and(|r| !r.is_empty()),
+            "{call}: {v}"
+        );
+        assert!(
+            v["steps"].as_array().is_some_and(|s| !s.is_empty()),
+            "{call}: {v}"
+        );
+        assert!(
+            v.get("rule").is_some(),
+            "rule key must be present (null or object): {v}"
+        );
     }
     // check runs nothing.
-    let out = run(&f, &["check", "--dir", dir, "--json", r#"{"name":"write_file","args":{"path":"made.txt","content":"x"}}"#]);
+    let out = run(
+        &f,
+        &[
+            "check",
+            "--dir",
+            dir,
+            "--json",
+            r#"{"name":"write_file","args":{"path":"made.txt","content":"x"}}"#,
+        ],
+    );
     assert_eq!(out.status.code(), Some(0));
     assert!(!f.root.join("made.txt").exists());
 }
@@ -57,26 +107,52 @@ fn call_prints_the_result_object_and_audits() {
     let f = Fixture::new();
     std::fs::write(f.root.join("hello.txt"), "hi there\n").unwrap();
     let dir = f.root.to_str().unwrap();
-    let out = run(&f, &["call", "--dir", dir, "--json", r#"{"name":"read","args":{"path":"hello.txt"}}"#]);
+    let out = run(
+        &f,
+        &[
+            "call",
+            "--dir",
+            dir,
+            "--json",
+            r#"{"name":"read","args":{"path":"hello.txt"}}"#,
+        ],
+    );
     assert_eq!(out.status.code(), Some(0));
     let v = json_out(&out);
     assert_eq!(v["status"], "success");
     assert!(v["output"].as_str().unwrap().contains("hi there"));
-    assert!(v["formatted"].as_str().unwrap().starts_with("<tool_result name=\"read_file\" status=\"success\">"));
+    assert!(
+        v["formatted"]
+            .as_str()
+            .unwrap()
+            .starts_with("<tool_result name=\"read_file\" status=\"success\">")
+    );
     assert!(v["callId"].as_str().is_some_and(|s| !s.is_empty()));
     assert_eq!(v["decision"]["decision"], "allow");
     assert!(v["durationMs"].is_u64());
     assert_eq!(v["truncated"], false);
     // The audit line is in $XDG_DATA_HOME/ground-link/audit/YYYY-MM-DD.jsonl.
     let audit = f.base().join("data/ground-link/audit");
-    let files: Vec<_> = std::fs::read_dir(&audit).unwrap().flatten().collect();
+    let files: Vec<_> = std::fs::read_dir(&audit)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".jsonl"))
+        .collect();
     assert_eq!(files.len(), 1);
     let name = files[0].file_name().to_string_lossy().into_owned();
-    assert!(name.ends_with(".jsonl") && name.len() == "YYYY-MM-DD.jsonl".len(), "{name}");
+    assert!(
+        name.ends_with(".jsonl") && name.len() == "YYYY-MM-DD.jsonl".len(),
+        "{name}"
+    );
     let text = std::fs::read_to_string(files[0].path()).unwrap();
     assert!(text.contains(v["callId"].as_str().unwrap()));
     let verify = run(&f, &["audit", "verify"]);
-    assert_eq!(verify.status.code(), Some(0), "{}", String::from_utf8_lossy(&verify.stderr));
+    assert_eq!(
+        verify.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&verify.stderr)
+    );
 }
 
 #[test]
@@ -85,7 +161,17 @@ fn deny_reason_reaches_the_model() {
     let dir = f.root.to_str().unwrap();
     let out = run(
         &f,
-        &["call", "--dir", dir, "--approval", "deny", "--deny-reason", "use the staging folder", "--json", r#"{"name":"write_file","args":{"path":"a.txt","content":"x"}}"#],
+        &[
+            "call",
+            "--dir",
+            dir,
+            "--approval",
+            "deny",
+            "--deny-reason",
+            "use the staging folder",
+            "--json",
+            r#"{"name":"write_file","args":{"path":"a.txt","content":"x"}}"#,
+        ],
     );
     assert_eq!(out.status.code(), Some(0));
     let v = json_out(&out);
@@ -94,7 +180,18 @@ fn deny_reason_reaches_the_model() {
     assert!(formatted.contains("[Tool Denied] The user denied the \"write_file\" tool call. Reason: use the staging folder."), "{formatted}");
     assert!(!f.root.join("a.txt").exists());
     // --approval allow runs it, and says so loudly.
-    let out = run(&f, &["call", "--dir", dir, "--approval", "allow", "--json", r#"{"name":"write_file","args":{"path":"a.txt","content":"x"}}"#]);
+    let out = run(
+        &f,
+        &[
+            "call",
+            "--dir",
+            dir,
+            "--approval",
+            "allow",
+            "--json",
+            r#"{"name":"write_file","args":{"path":"a.txt","content":"x"}}"#,
+        ],
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("WARNING"));
     assert_eq!(json_out(&out)["status"], "success");
     assert_eq!(std::fs::read_to_string(f.root.join("a.txt")).unwrap(), "x");
@@ -106,13 +203,31 @@ fn unusable_input_exits_non_zero_with_a_message() {
     let dir = f.root.to_str().unwrap();
     let missing = f.base().join("nope");
     for (args, needle) in [
-        (vec!["check", "--dir", dir, "--json", "{not json"], "not valid JSON"),
-        (vec!["check", "--dir", dir, "--json", r#"{"args":{}}"#], "no \"name\""),
+        (
+            vec!["check", "--dir", dir, "--json", "{not json"],
+            "not valid JSON",
+        ),
+        (
+            vec!["check", "--dir", dir, "--json", r#"{"args":{}}"#],
+            "no \"name\"",
+        ),
         (vec!["check", "--dir", dir, "--json", "[1]"], "JSON object"),
-        (vec!["check", "--dir", missing.to_str().unwrap(), "--json", r#"{"name":"list_dir"}"#], "sandbox root"),
+        (
+            vec![
+                "check",
+                "--dir",
+                missing.to_str().unwrap(),
+                "--json",
+                r#"{"name":"list_dir"}"#,
+            ],
+            "sandbox root",
+        ),
         (vec!["check", "--json", r#"{"name":"list_dir"}"#], "--dir"),
         (vec!["call", "--dir", dir], "--json"),
-        (vec!["check", "--dir", dir, "--sandbox", "yolo", "--json", "{}"], "yolo"),
+        (
+            vec!["check", "--dir", dir, "--sandbox", "yolo", "--json", "{}"],
+            "yolo",
+        ),
     ] {
         let out = run(&f, &args);
         assert_ne!(out.status.code(), Some(0), "{args:?}");
@@ -121,11 +236,19 @@ fn unusable_input_exits_non_zero_with_a_message() {
         assert!(out.stdout.is_empty(), "{args:?}: printed to stdout");
     }
     // A tool-level problem is still a result object (exit 0).
-    let out = run(&f, &["call", "--dir", dir, "--json", r#"{"name":"frobnicate"}"#]);
+    let out = run(
+        &f,
+        &["call", "--dir", dir, "--json", r#"{"name":"frobnicate"}"#],
+    );
     assert_eq!(out.status.code(), Some(0));
     let v = json_out(&out);
     assert_eq!(v["status"], "error");
-    assert!(v["output"].as_str().unwrap().contains("unknown tool \"frobnicate\""));
+    assert!(
+        v["output"]
+            .as_str()
+            .unwrap()
+            .contains("unknown tool \"frobnicate\"")
+    );
 }
 
 /// `kill -9` at random moments during large writes: the file is always one whole version.
@@ -162,12 +285,20 @@ fn killing_a_write_never_leaves_a_torn_file() {
     // which are hidden dotfiles named for the target.
     for e in std::fs::read_dir(&f.root).unwrap().flatten() {
         let n = e.file_name().to_string_lossy().into_owned();
-        assert!(n == "big.txt" || n.starts_with(".big.txt.gl-tmp-"), "unexpected file {n}");
+        assert!(
+            n == "big.txt" || n.starts_with(".big.txt.gl-tmp-"),
+            "unexpected file {n}"
+        );
     }
 }
 
 fn assert_whole(path: &Path, size: usize) {
-    let Ok(bytes) = std::fs::read(path) else { return };
+    let Ok(bytes) = std::fs::read(path) else {
+        return;
+    };
     assert_eq!(bytes.len(), size, "torn file: {} bytes", bytes.len());
-    assert!(bytes.iter().all(|b| *b == bytes[0]), "mixed versions in one file");
+    assert!(
+        bytes.iter().all(|b| *b == bytes[0]),
+        "mixed versions in one file"
+    );
 }

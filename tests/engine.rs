@@ -15,46 +15,200 @@ fn file_tools_table() {
     f.put("root/src/lib.rs", "fn main() {}\n");
     f.put("root/bin.dat", "abc\0def");
     f.put("root/.hidden", "h");
-    f.put("root/long.txt", &(1..=2500).map(|i| format!("line {i}\n")).collect::<String>());
+    f.put(
+        "root/long.txt",
+        &(1..=2500)
+            .map(|i| format!("line {i}\n"))
+            .collect::<String>(),
+    );
     let engine = f.permissive();
     // (call, status, must contain, must not contain)
     let cases: &[(&str, CallStatus, &str, &str)] = &[
-        (r#"{"name":"read_file","args":{"path":"a.txt"}}"#, CallStatus::Success, "     2\ttwo", "four"),
-        (r#"{"name":"read_file","args":{"path":"a.txt","offset":2,"limit":1}}"#, CallStatus::Success, "     2\ttwo\n[showing lines 2-2; more follows: call read_file with offset 3", "one"),
-        (r#"{"name":"read_file","args":{"path":"long.txt"}}"#, CallStatus::Success, "call read_file with offset 2001", "line 2001\n"),
-        (r#"{"name":"read_file","args":{"path":"a.txt","offset":9}}"#, CallStatus::Error, "past the end", ""),
-        (r#"{"name":"read_file","args":{"path":"a.txt","offset":0}}"#, CallStatus::Error, "numbered from 1", ""),
-        (r#"{"name":"read_file","args":{"path":"bin.dat"}}"#, CallStatus::Error, "binary", "abc"),
-        (r#"{"name":"read_file","args":{"path":"src"}}"#, CallStatus::Error, "is a directory", ""),
-        (r#"{"name":"read_file","args":{"path":"missing.txt"}}"#, CallStatus::Error, "does not exist", ""),
-        (r#"{"name":"read_file","args":{}}"#, CallStatus::Error, "missing field `path`", ""),
-        (r#"{"name":"read_file","args":{"path":"a.txt","offset":"2"}}"#, CallStatus::Error, "field `offset`", ""),
-        (r#"{"name":"read_file","args":{"path":"a.txt","bogus":1}}"#, CallStatus::Error, "unknown field `bogus`", ""),
-        (r#"{"name":"list_dir","args":{}}"#, CallStatus::Success, "src/", ".hidden"),
-        (r#"{"name":"list_dir","args":{"all":true}}"#, CallStatus::Success, ".hidden", ""),
-        (r#"{"name":"list_dir","args":{"depth":2}}"#, CallStatus::Success, "src/lib.rs", ""),
-        (r#"{"name":"list_dir","args":{"depth":6}}"#, CallStatus::Error, "depth from 1 to 5", ""),
-        (r#"{"name":"list_dir","args":{"path":"a.txt"}}"#, CallStatus::Error, "not a directory", ""),
-        (r#"{"name":"edit_file","args":{"path":"a.txt","oldString":"nope","newString":"x"}}"#, CallStatus::Error, "was not found", ""),
-        (r#"{"name":"write_file","args":{"path":"dup.txt","content":"x x x"}}"#, CallStatus::Success, "created dup.txt", ""),
-        (r#"{"name":"edit_file","args":{"path":"dup.txt","oldString":"x","newString":"y"}}"#, CallStatus::Error, "occurs 3 times", ""),
-        (r#"{"name":"edit_file","args":{"path":"dup.txt","oldString":"x","newString":"y","replaceAll":true}}"#, CallStatus::Success, "replaced 3 occurrences", ""),
-        (r#"{"name":"edit_file","args":{"path":"dup.txt","oldString":"","newString":"y"}}"#, CallStatus::Error, "`oldString` is empty", ""),
-        (r#"{"name":"write_file","args":{"path":"new/deep/file.txt","content":"hi"}}"#, CallStatus::Success, "created new/deep/file.txt", ""),
-        (r#"{"name":"write_file","args":{"path":"a.txt","content":"four\n","mode":"append"}}"#, CallStatus::Success, "appended to a.txt", ""),
-        (r#"{"name":"read_file","args":{"path":"a.txt","offset":4}}"#, CallStatus::Success, "     4\tfour", ""),
-        (r#"{"name":"write_file","args":{"path":"a.txt","content":"x","mode":"prepend"}}"#, CallStatus::Error, "field `mode`", ""),
-        (r#"{"name":"frobnicate","args":{}}"#, CallStatus::Error, "unknown tool \"frobnicate\"; available tools: list_dir", ""),
+        (
+            r#"{"name":"read_file","args":{"path":"a.txt"}}"#,
+            CallStatus::Success,
+            "     2\ttwo",
+            "four",
+        ),
+        (
+            r#"{"name":"read_file","args":{"path":"a.txt","offset":2,"limit":1}}"#,
+            CallStatus::Success,
+            "     2\ttwo\n[showing lines 2-2; more follows: call read_file with offset 3",
+            "one",
+        ),
+        (
+            r#"{"name":"read_file","args":{"path":"long.txt"}}"#,
+            CallStatus::Success,
+            "call read_file with offset 2001",
+            "line 2001\n",
+        ),
+        (
+            r#"{"name":"read_file","args":{"path":"a.txt","offset":9}}"#,
+            CallStatus::Error,
+            "past the end",
+            "",
+        ),
+        (
+            r#"{"name":"read_file","args":{"path":"a.txt","offset":0}}"#,
+            CallStatus::Error,
+            "numbered from 1",
+            "",
+        ),
+        (
+            r#"{"name":"read_file","args":{"path":"bin.dat"}}"#,
+            CallStatus::Error,
+            "binary",
+            "abc",
+        ),
+        (
+            r#"{"name":"read_file","args":{"path":"src"}}"#,
+            CallStatus::Error,
+            "is a directory",
+            "",
+        ),
+        (
+            r#"{"name":"read_file","args":{"path":"missing.txt"}}"#,
+            CallStatus::Error,
+            "does not exist",
+            "",
+        ),
+        (
+            r#"{"name":"read_file","args":{}}"#,
+            CallStatus::Error,
+            "missing field `path`",
+            "",
+        ),
+        (
+            r#"{"name":"read_file","args":{"path":"a.txt","offset":"2"}}"#,
+            CallStatus::Error,
+            "field `offset`",
+            "",
+        ),
+        (
+            r#"{"name":"read_file","args":{"path":"a.txt","bogus":1}}"#,
+            CallStatus::Error,
+            "unknown field `bogus`",
+            "",
+        ),
+        (
+            r#"{"name":"list_dir","args":{}}"#,
+            CallStatus::Success,
+            "src/",
+            ".hidden",
+        ),
+        (
+            r#"{"name":"list_dir","args":{"all":true}}"#,
+            CallStatus::Success,
+            ".hidden",
+            "",
+        ),
+        (
+            r#"{"name":"list_dir","args":{"depth":2}}"#,
+            CallStatus::Success,
+            "src/lib.rs",
+            "",
+        ),
+        (
+            r#"{"name":"list_dir","args":{"depth":6}}"#,
+            CallStatus::Error,
+            "depth from 1 to 5",
+            "",
+        ),
+        (
+            r#"{"name":"list_dir","args":{"path":"a.txt"}}"#,
+            CallStatus::Error,
+            "not a directory",
+            "",
+        ),
+        (
+            r#"{"name":"edit_file","args":{"path":"a.txt","oldString":"nope","newString":"x"}}"#,
+            CallStatus::Error,
+            "was not found",
+            "",
+        ),
+        (
+            r#"{"name":"write_file","args":{"path":"dup.txt","content":"x x x"}}"#,
+            CallStatus::Success,
+            "created dup.txt",
+            "",
+        ),
+        (
+            r#"{"name":"edit_file","args":{"path":"dup.txt","oldString":"x","newString":"y"}}"#,
+            CallStatus::Error,
+            "occurs 3 times",
+            "",
+        ),
+        (
+            r#"{"name":"edit_file","args":{"path":"dup.txt","oldString":"x","newString":"y","replaceAll":true}}"#,
+            CallStatus::Success,
+            "replaced 3 occurrences",
+            "",
+        ),
+        (
+            r#"{"name":"edit_file","args":{"path":"dup.txt","oldString":"","newString":"y"}}"#,
+            CallStatus::Error,
+            "`oldString` is empty",
+            "",
+        ),
+        (
+            r#"{"name":"write_file","args":{"path":"new/deep/file.txt","content":"hi"}}"#,
+            CallStatus::Success,
+            "created new/deep/file.txt",
+            "",
+        ),
+        (
+            r#"{"name":"write_file","args":{"path":"a.txt","content":"four\n","mode":"append"}}"#,
+            CallStatus::Success,
+            "appended to a.txt",
+            "",
+        ),
+        (
+            r#"{"name":"read_file","args":{"path":"a.txt","offset":4}}"#,
+            CallStatus::Success,
+            "     4\tfour",
+            "",
+        ),
+        (
+            r#"{"name":"write_file","args":{"path":"a.txt","content":"x","mode":"prepend"}}"#,
+            CallStatus::Error,
+            "field `mode`",
+            "",
+        ),
+        (
+            r#"{"name":"frobnicate","args":{}}"#,
+            CallStatus::Error,
+            "unknown tool \"frobnicate\"; available tools: list_dir",
+            "",
+        ),
     ];
     for (json, status, want, not) in cases {
         let r = call(&engine, json);
         assert_eq!(r.status, *status, "{json}: {}", r.output);
-        assert!(r.output.contains(want), "{json}: wanted {want:?} in {}", r.output);
-        assert!(not.is_empty() || !r.output.contains(not), "{json}: {not:?} should be absent: {}", r.output);
-        assert!(r.formatted.contains(&format!("status=\"{}\"", status.as_str())), "{json}: {}", r.formatted);
+        assert!(
+            r.output.contains(want),
+            "{json}: wanted {want:?} in {}",
+            r.output
+        );
+        assert!(
+            not.is_empty() || !r.output.contains(not),
+            "{json}: {not:?} should be absent: {}",
+            r.output
+        );
+        assert!(
+            r.formatted
+                .contains(&format!("status=\"{}\"", status.as_str())),
+            "{json}: {}",
+            r.formatted
+        );
     }
-    assert_eq!(std::fs::read_to_string(f.root.join("dup.txt")).unwrap(), "y y y");
-    assert_eq!(std::fs::read_to_string(f.root.join("new/deep/file.txt")).unwrap(), "hi");
+    assert_eq!(
+        std::fs::read_to_string(f.root.join("dup.txt")).unwrap(),
+        "y y y"
+    );
+    assert_eq!(
+        std::fs::read_to_string(f.root.join("new/deep/file.txt")).unwrap(),
+        "hi"
+    );
 }
 
 #[test]
@@ -68,28 +222,68 @@ fn untrusted_output_is_wrapped_and_neutralised() {
     let r = call(&engine, r#"{"name":"read_file","args":{"path":"evil.md"}}"#);
     assert_eq!(r.status, CallStatus::Success);
     assert!(!r.formatted.contains("<tool>"), "{}", r.formatted);
-    assert!(r.output.contains("‹tool>") && r.output.contains("[U+200B]") && r.output.contains("[U+202E]"));
-    assert_eq!(r.formatted.matches("</tool_result>").count(), 1, "content closed the result block: {}", r.formatted);
+    assert!(
+        r.output.contains("‹tool>")
+            && r.output.contains("[U+200B]")
+            && r.output.contains("[U+202E]")
+    );
+    assert_eq!(
+        r.formatted.matches("</tool_result>").count(),
+        1,
+        "content closed the result block: {}",
+        r.formatted
+    );
     // The real delimiters carry a fresh id the content could not guess.
-    let id = r.formatted.split("<<<UNTRUSTED_CONTENT id=").nth(1).unwrap().split(">>>").next().unwrap();
+    let id = r
+        .formatted
+        .split("<<<UNTRUSTED_CONTENT id=")
+        .nth(1)
+        .unwrap()
+        .split(">>>")
+        .next()
+        .unwrap();
     assert_ne!(id, "000000");
-    assert!(r.formatted.contains(&format!("<<<END_UNTRUSTED_CONTENT id={id}>>>\n</tool_result>")));
+    assert!(r.formatted.contains(&format!(
+        "<<<END_UNTRUSTED_CONTENT id={id}>>>\n</tool_result>"
+    )));
     // Our own parser finds no call in the result.
     let blocks = ground_link::parser::parse_tool_blocks(&r.formatted);
-    assert!(blocks.is_empty(), "a result must never parse as a call: {blocks:?}");
+    assert!(
+        blocks.is_empty(),
+        "a result must never parse as a call: {blocks:?}"
+    );
 }
 
 #[test]
 fn policy_denials_and_user_denials_read_differently() {
     let f = Fixture::new();
     let engine = f.denying();
-    let r = call(&engine, r#"{"name":"write_file","args":{"path":"a.txt","content":"x"}}"#);
+    let r = call(
+        &engine,
+        r#"{"name":"write_file","args":{"path":"a.txt","content":"x"}}"#,
+    );
     assert_eq!(r.status, CallStatus::Denied);
-    assert!(r.output.starts_with("[Tool Denied] The user denied the \"write_file\" tool call. Reason: test says no."), "{}", r.output);
-    let r = call(&engine, r#"{"name":"exec_cmd","args":{"command":"mkfs.ext4 /dev/sda1"}}"#);
+    assert!(
+        r.output.starts_with(
+            "[Tool Denied] The user denied the \"write_file\" tool call. Reason: test says no."
+        ),
+        "{}",
+        r.output
+    );
+    let r = call(
+        &engine,
+        r#"{"name":"exec_cmd","args":{"command":"mkfs.ext4 /dev/sda1"}}"#,
+    );
     assert_eq!(r.status, CallStatus::Denied);
-    assert!(r.output.contains("permission policy denied") && r.output.contains("catastrophic"), "{}", r.output);
-    assert!(!r.formatted.contains("UNTRUSTED_CONTENT"), "our own message is not untrusted content");
+    assert!(
+        r.output.contains("permission policy denied") && r.output.contains("catastrophic"),
+        "{}",
+        r.output
+    );
+    assert!(
+        !r.formatted.contains("UNTRUSTED_CONTENT"),
+        "our own message is not untrusted content"
+    );
 }
 
 #[test]
@@ -115,19 +309,35 @@ fn hooks_run_in_the_pipeline() {
     let engine = f.permissive();
     let r = call(&engine, r#"{"name":"read_file","args":{"path":"ok.txt"}}"#);
     assert_eq!(r.status, CallStatus::Success, "{}", r.output);
-    let r = call(&engine, r#"{"name":"write_file","args":{"path":"s.txt","content":"my SECRET"}}"#);
+    let r = call(
+        &engine,
+        r#"{"name":"write_file","args":{"path":"s.txt","content":"my SECRET"}}"#,
+    );
     assert_eq!(r.status, CallStatus::Denied, "{}", r.output);
     assert!(r.output.contains("no secrets in files"), "{}", r.output);
     assert!(!f.root.join("s.txt").exists());
-    let r = call(&engine, r#"{"name":"read_file","args":{"path":"creds.txt"}}"#);
+    let r = call(
+        &engine,
+        r#"{"name":"read_file","args":{"path":"creds.txt"}}"#,
+    );
     assert_eq!(r.status, CallStatus::Error);
-    assert!(r.output.contains("contains a password") && !r.output.contains("hunter2"), "{}", r.output);
+    assert!(
+        r.output.contains("contains a password") && !r.output.contains("hunter2"),
+        "{}",
+        r.output
+    );
     let logged = std::fs::read_to_string(&log).unwrap();
-    assert!(logged.contains("pre read_file ok.txt") && logged.contains("pre write_file s.txt"), "{logged}");
+    assert!(
+        logged.contains("pre read_file ok.txt") && logged.contains("pre write_file s.txt"),
+        "{logged}"
+    );
     // A denied call never reaches a hook.
     let denying = f.denying();
     let before = std::fs::read_to_string(&log).unwrap();
-    call(&denying, r#"{"name":"write_file","args":{"path":"t.txt","content":"x"}}"#);
+    call(
+        &denying,
+        r#"{"name":"write_file","args":{"path":"t.txt","content":"x"}}"#,
+    );
     assert_eq!(std::fs::read_to_string(&log).unwrap(), before);
 }
 
@@ -150,11 +360,22 @@ fn every_call_is_audited_before_the_result_returns() {
     let f = Fixture::new();
     let engine = f.denying();
     let r1 = call(&engine, r#"{"name":"list_dir","args":{}}"#);
-    let r2 = call(&engine, r#"{"name":"write_file","args":{"path":"x","content":"y"}}"#);
+    let r2 = call(
+        &engine,
+        r#"{"name":"write_file","args":{"path":"x","content":"y"}}"#,
+    );
     let r3 = call(&engine, r#"{"name":"nope"}"#);
     let dir = f.paths.audit_dir();
-    let text: String = std::fs::read_dir(&dir).unwrap().flatten().map(|e| std::fs::read_to_string(e.path()).unwrap()).collect();
-    let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let text: String = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".jsonl"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(lines.len(), 3);
     for (line, r) in lines.iter().zip([&r1, &r2, &r3]) {
         assert_eq!(line["callId"], r.call_id.as_str());
@@ -168,25 +389,54 @@ fn every_call_is_audited_before_the_result_returns() {
 fn exec_results_report_exit_codes_and_stderr() {
     let f = Fixture::new();
     let engine = f.permissive();
-    let r = call(&engine, r#"{"name":"exec_cmd","args":{"command":"echo out; echo err >&2; exit 3"}}"#);
+    let r = call(
+        &engine,
+        r#"{"name":"exec_cmd","args":{"command":"echo out; echo err >&2; exit 3"}}"#,
+    );
     assert_eq!(r.status, CallStatus::Error);
-    assert!(r.output.contains("out") && r.output.contains("err") && r.output.contains("3"), "{}", r.output);
-    let r = call(&engine, r#"{"name":"exec_cmd","args":{"command":"sleep 30","timeoutSec":1}}"#);
+    assert!(
+        r.output.contains("out") && r.output.contains("err") && r.output.contains("3"),
+        "{}",
+        r.output
+    );
+    let r = call(
+        &engine,
+        r#"{"name":"exec_cmd","args":{"command":"sleep 30","timeoutSec":1}}"#,
+    );
     assert_eq!(r.status, CallStatus::Timeout, "{}", r.output);
     let r = call(&engine, r#"{"name":"exec_cmd","args":{"command":"pwd"}}"#);
     assert_eq!(r.status, CallStatus::Success);
-    assert!(r.output.contains("/root"), "runs in the sandbox root: {}", r.output);
+    assert!(
+        r.output.contains("/root"),
+        "runs in the sandbox root: {}",
+        r.output
+    );
 }
 
 #[test]
 fn check_explains_itself() {
     let f = Fixture::new();
-    let engine = f.engine_with(SandboxMode::WorkspaceWrite, ApprovalMode::Ask, Arc::new(DenyApprover { reason: None }));
-    let d = check(&engine, r#"{"name":"exec_cmd","args":{"command":"ls; rm -rf ~"}}"#);
+    let engine = f.engine_with(
+        SandboxMode::WorkspaceWrite,
+        ApprovalMode::Ask,
+        Arc::new(DenyApprover { reason: None }),
+    );
+    let d = check(
+        &engine,
+        r#"{"name":"exec_cmd","args":{"command":"ls; rm -rf ~"}}"#,
+    );
     assert_eq!(d.decision, Verdict::Deny);
     assert!(d.reason.contains("catastrophic"), "{}", d.reason);
-    assert!(d.steps.len() >= 2, "{:?}", d.steps);
-    let d = check(&engine, r#"{"name":"read_file","args":{"path":"x","extra":1}}"#);
+    assert_eq!(
+        d.steps.last().map(|s| s.step),
+        Some(ground_link::protocol::StepKind::Catastrophic),
+        "{:?}",
+        d.steps
+    );
+    let d = check(
+        &engine,
+        r#"{"name":"read_file","args":{"path":"x","extra":1}}"#,
+    );
     assert_eq!(d.decision, Verdict::Deny);
     assert!(d.reason.contains("unknown field `extra`"), "{}", d.reason);
 }

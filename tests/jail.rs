@@ -63,14 +63,35 @@ fn escape_attempts_never_read_or_change_anything_outside() {
         ("read_file", r#"{"path":"link_out/secret.txt"}"#.into()),
         ("read_file", r#"{"path":"file_link"}"#.into()),
         ("read_file", r#"{"path":"root_link/etc/passwd"}"#.into()),
-        ("read_file", r#"{"path":"/proc/self/root/etc/passwd"}"#.into()),
-        ("read_file", r#"{"path":"/proc/self/cwd/Cargo.toml"}"#.into()),
-        ("read_file", r#"{"path":"sub/up/outside/secret.txt"}"#.into()),
-        ("read_file", r#"{"path":"sub/../../outside/secret.txt"}"#.into()),
-        ("read_file", r#"{"path":"./sub/./../../outside/secret.txt"}"#.into()),
-        ("read_file", r#"{"path":"ok_link/../../outside/secret.txt"}"#.into()),
+        (
+            "read_file",
+            r#"{"path":"/proc/self/root/etc/passwd"}"#.into(),
+        ),
+        (
+            "read_file",
+            r#"{"path":"/proc/self/cwd/Cargo.toml"}"#.into(),
+        ),
+        (
+            "read_file",
+            r#"{"path":"sub/up/outside/secret.txt"}"#.into(),
+        ),
+        (
+            "read_file",
+            r#"{"path":"sub/../../outside/secret.txt"}"#.into(),
+        ),
+        (
+            "read_file",
+            r#"{"path":"./sub/./../../outside/secret.txt"}"#.into(),
+        ),
+        (
+            "read_file",
+            r#"{"path":"ok_link/../../outside/secret.txt"}"#.into(),
+        ),
         ("read_file", r#"{"path":"loop_a"}"#.into()),
-        ("read_file", r#"{"path":"readme.txt\u0000../../outside/secret.txt"}"#.into()),
+        (
+            "read_file",
+            r#"{"path":"readme.txt\u0000../../outside/secret.txt"}"#.into(),
+        ),
         ("read_file", r#"{"path":"~/.bashrc"}"#.into()),
         ("list_dir", r#"{"path":".."}"#.into()),
         ("list_dir", r#"{"path":"link_out"}"#.into()),
@@ -82,49 +103,152 @@ fn escape_attempts_never_read_or_change_anything_outside() {
         ("glob", r#"{"pattern":"**/*","path":".."}"#.into()),
         ("glob", r#"{"pattern":"**/*","path":"link_out"}"#.into()),
         ("glob", r#"{"pattern":"**/secret*"}"#.into()),
-        ("glob", r#"{"pattern":"**/*","path":"root_link/etc"}"#.into()),
-        ("grep", format!(r#"{{"pattern":"{SECRET}"}}"#)),
-        ("grep", format!(r#"{{"pattern":"{SECRET}","path":".."}}"#)),
-        ("grep", format!(r#"{{"pattern":"{SECRET}","path":"link_out"}}"#)),
-        ("grep", format!(r#"{{"pattern":"{SECRET}","path":"file_link"}}"#)),
-        ("grep", format!(r#"{{"pattern":"{SECRET}","path":"sub/up"}}"#)),
-        ("write_file", r#"{"path":"../outside/new.txt","content":"pwned"}"#.into()),
-        ("write_file", format!(r#"{{"path":"{outside}/new.txt","content":"pwned"}}"#)),
-        ("write_file", format!(r#"{{"path":"{root2}/new.txt","content":"pwned"}}"#)),
-        ("write_file", r#"{"path":"link_out/new.txt","content":"pwned"}"#.into()),
-        ("write_file", r#"{"path":"link_out/deep/new.txt","content":"pwned"}"#.into()),
-        ("write_file", r#"{"path":"file_link","content":"pwned"}"#.into()),
-        ("write_file", r#"{"path":"file_link","content":"pwned","mode":"append"}"#.into()),
-        ("write_file", r#"{"path":"dangling","content":"pwned"}"#.into()),
-        ("write_file", r#"{"path":"root_link/tmp/gl-pwned","content":"pwned"}"#.into()),
-        ("write_file", r#"{"path":"sub/up/outside/new.txt","content":"pwned"}"#.into()),
-        ("write_file", r#"{"path":"loop_a/x","content":"pwned"}"#.into()),
-        ("write_file", r#"{"path":"a\u0000b","content":"pwned"}"#.into()),
-        ("edit_file", r#"{"path":"file_link","oldString":"TOPSECRET","newString":"x"}"#.into()),
-        ("edit_file", r#"{"path":"../outside/secret.txt","oldString":"TOPSECRET","newString":"x"}"#.into()),
-        ("edit_file", r#"{"path":"link_out/secret.txt","oldString":"TOPSECRET","newString":"x"}"#.into()),
+        (
+            "glob",
+            r#"{"pattern":"**/*","path":"root_link/etc"}"#.into(),
+        ),
+        // The pattern matches the secret without containing it, so an echo of it is no leak.
+        ("grep", r#"{"pattern":"TOP[S]ECRET"}"#.into()),
+        ("grep", r#"{"pattern":"TOP[S]ECRET","path":".."}"#.into()),
+        (
+            "grep",
+            r#"{"pattern":"TOP[S]ECRET","path":"link_out"}"#.into(),
+        ),
+        (
+            "grep",
+            r#"{"pattern":"TOP[S]ECRET","path":"file_link"}"#.into(),
+        ),
+        (
+            "grep",
+            r#"{"pattern":"TOP[S]ECRET","path":"sub/up"}"#.into(),
+        ),
+        (
+            "write_file",
+            r#"{"path":"../outside/new.txt","content":"pwned"}"#.into(),
+        ),
+        (
+            "write_file",
+            format!(r#"{{"path":"{outside}/new.txt","content":"pwned"}}"#),
+        ),
+        (
+            "write_file",
+            format!(r#"{{"path":"{root2}/new.txt","content":"pwned"}}"#),
+        ),
+        (
+            "write_file",
+            r#"{"path":"link_out/new.txt","content":"pwned"}"#.into(),
+        ),
+        (
+            "write_file",
+            r#"{"path":"link_out/deep/new.txt","content":"pwned"}"#.into(),
+        ),
+        (
+            "write_file",
+            r#"{"path":"file_link","content":"pwned"}"#.into(),
+        ),
+        (
+            "write_file",
+            r#"{"path":"file_link","content":"pwned","mode":"append"}"#.into(),
+        ),
+        (
+            "write_file",
+            r#"{"path":"dangling","content":"pwned"}"#.into(),
+        ),
+        (
+            "write_file",
+            r#"{"path":"root_link/tmp/gl-pwned","content":"pwned"}"#.into(),
+        ),
+        (
+            "write_file",
+            r#"{"path":"sub/up/outside/new.txt","content":"pwned"}"#.into(),
+        ),
+        (
+            "write_file",
+            r#"{"path":"loop_a/x","content":"pwned"}"#.into(),
+        ),
+        (
+            "write_file",
+            r#"{"path":"a\u0000b","content":"pwned"}"#.into(),
+        ),
+        (
+            "edit_file",
+            r#"{"path":"file_link","oldString":"TOPSECRET","newString":"x"}"#.into(),
+        ),
+        (
+            "edit_file",
+            r#"{"path":"../outside/secret.txt","oldString":"TOPSECRET","newString":"x"}"#.into(),
+        ),
+        (
+            "edit_file",
+            r#"{"path":"link_out/secret.txt","oldString":"TOPSECRET","newString":"x"}"#.into(),
+        ),
         ("exec_cmd", r#"{"command":"ls","cwd":".."}"#.into()),
         ("exec_cmd", r#"{"command":"ls","cwd":"link_out"}"#.into()),
         // The static check sees an inside path; the OS sandbox must still stop the write.
-        ("exec_cmd", r#"{"command":"cd .. && echo pwned > outside/evil.txt"}"#.into()),
-        ("exec_cmd", r#"{"command":"cd link_out && echo pwned > evil2.txt"}"#.into()),
-        ("exec_cmd", r#"{"command":"echo pwned > link_out/evil3.txt"}"#.into()),
-        ("exec_cmd", r#"{"command":"d=..; echo pwned > $d/outside/evil4.txt"}"#.into()),
-        ("exec_cmd", r#"{"command":"cp readme.txt ../outside/copied.txt"}"#.into()),
-        ("exec_cmd", r#"{"command":"rm -f ../outside/secret.txt"}"#.into()),
+        (
+            "exec_cmd",
+            r#"{"command":"cd .. && echo pwned > outside/evil.txt"}"#.into(),
+        ),
+        (
+            "exec_cmd",
+            r#"{"command":"cd link_out && echo pwned > evil2.txt"}"#.into(),
+        ),
+        (
+            "exec_cmd",
+            r#"{"command":"echo pwned > link_out/evil3.txt"}"#.into(),
+        ),
+        (
+            "exec_cmd",
+            r#"{"command":"d=..; echo pwned > $d/outside/evil4.txt"}"#.into(),
+        ),
+        (
+            "exec_cmd",
+            r#"{"command":"cp readme.txt ../outside/copied.txt"}"#.into(),
+        ),
+        (
+            "exec_cmd",
+            r#"{"command":"rm -f ../outside/secret.txt"}"#.into(),
+        ),
     ];
     assert!(cases.len() >= 40);
     for (tool, args) in &cases {
         let json = format!(r#"{{"name":"{tool}","args":{args}}}"#);
         let result = call(&engine, &json);
-        assert!(!result.output.contains(SECRET), "{json}: leaked the secret: {}", result.output);
-        assert!(!result.output.contains(&base), "{json}: leaked a host path: {}", result.output);
-        if *tool != "grep" && *tool != "glob" && *tool != "exec_cmd" {
-            assert_ne!(result.status, CallStatus::Success, "{json}: succeeded: {}", result.output);
+        assert!(
+            !result.output.contains(SECRET),
+            "{json}: leaked the secret: {}",
+            result.output
+        );
+        // Host paths may only appear where the model itself wrote them.
+        if !args.contains(&base) {
+            assert!(
+                !result.output.contains(&base),
+                "{json}: leaked a host path: {}",
+                result.output
+            );
         }
-        assert_eq!(snapshot_tree(&f.base().join("outside")), before_outside, "{json}: changed outside/");
-        assert_eq!(snapshot_tree(&f.base().join("root2")), before_root2, "{json}: changed root2/");
-        assert!(!std::path::Path::new("/tmp/gl-pwned").exists(), "{json}: wrote /tmp via root_link");
+        if *tool != "grep" && *tool != "glob" && *tool != "exec_cmd" {
+            assert_ne!(
+                result.status,
+                CallStatus::Success,
+                "{json}: succeeded: {}",
+                result.output
+            );
+        }
+        assert_eq!(
+            snapshot_tree(&f.base().join("outside")),
+            before_outside,
+            "{json}: changed outside/"
+        );
+        assert_eq!(
+            snapshot_tree(&f.base().join("root2")),
+            before_root2,
+            "{json}: changed root2/"
+        );
+        assert!(
+            !std::path::Path::new("/tmp/gl-pwned").exists(),
+            "{json}: wrote /tmp via root_link"
+        );
     }
 }
 
@@ -133,17 +257,32 @@ fn inside_links_and_plain_paths_still_work() {
     let f = fixture();
     let engine = f.permissive();
     for (json, want) in [
-        (r#"{"name":"read_file","args":{"path":"ok_link/inner.txt"}}"#, "inner"),
-        (r#"{"name":"read_file","args":{"path":"sub/../readme.txt"}}"#, "hello"),
-        (r#"{"name":"list_dir","args":{"path":"sub"}}"#, "sub/inner.txt"),
-        (r#"{"name":"write_file","args":{"path":"ok_link/new.txt","content":"x"}}"#, "sub/new.txt"),
+        (
+            r#"{"name":"read_file","args":{"path":"ok_link/inner.txt"}}"#,
+            "inner",
+        ),
+        (
+            r#"{"name":"read_file","args":{"path":"sub/../readme.txt"}}"#,
+            "hello",
+        ),
+        (
+            r#"{"name":"list_dir","args":{"path":"sub"}}"#,
+            "sub/inner.txt",
+        ),
+        (
+            r#"{"name":"write_file","args":{"path":"ok_link/new.txt","content":"x"}}"#,
+            "sub/new.txt",
+        ),
     ] {
         let r = call(&engine, json);
         assert_eq!(r.status, CallStatus::Success, "{json}: {}", r.output);
         assert!(r.output.contains(want), "{json}: {}", r.output);
     }
     // The write through the inside link landed inside.
-    assert_eq!(std::fs::read_to_string(f.root.join("sub/new.txt")).unwrap(), "x");
+    assert_eq!(
+        std::fs::read_to_string(f.root.join("sub/new.txt")).unwrap(),
+        "x"
+    );
 }
 
 /// A directory is swapped for a symlink to an outside directory, over and over, while reads,
@@ -164,13 +303,15 @@ fn swapping_a_directory_for_a_symlink_never_escapes() {
         std::thread::spawn(move || {
             let mut swaps = 0u32;
             while !stop.load(Ordering::Relaxed) {
+                // Leave each state in place for a moment, so calls meet both.
                 if std::fs::rename(&d, &real).is_ok() {
                     let _ = symlink(&target, &d);
-                    std::thread::yield_now();
+                    std::thread::sleep(std::time::Duration::from_micros(200));
                     let _ = std::fs::remove_file(&d);
                     let _ = std::fs::rename(&real, &d);
                     swaps += 1;
                 }
+                std::thread::sleep(std::time::Duration::from_micros(300));
             }
             swaps
         })
@@ -187,13 +328,26 @@ fn swapping_a_directory_for_a_symlink_never_escapes() {
     for i in 0..600 {
         let json = calls[i % calls.len()];
         let r = call(&engine, json);
-        assert!(!r.output.contains(SECRET), "{json}: leaked through the swap: {}", r.output);
-        *outcomes.entry((json, r.status == CallStatus::Success)).or_insert(0u32) += 1;
+        assert!(
+            !r.output.contains(SECRET),
+            "{json}: leaked through the swap: {}",
+            r.output
+        );
+        *outcomes
+            .entry((json, r.status == CallStatus::Success))
+            .or_insert(0u32) += 1;
     }
     stop.store(true, Ordering::Relaxed);
     let swaps = swapper.join().unwrap();
     assert!(swaps > 10, "the swapper barely ran ({swaps} swaps)");
-    assert_eq!(snapshot_tree(&f.base().join("outside")), before, "something outside changed");
+    assert_eq!(
+        snapshot_tree(&f.base().join("outside")),
+        before,
+        "something outside changed"
+    );
     // The race was real: some reads succeeded and the secret was never among them.
-    assert!(outcomes.get(&(calls[0], true)).copied().unwrap_or(0) > 0, "no read ever succeeded: {outcomes:?}");
+    assert!(
+        outcomes.get(&(calls[0], true)).copied().unwrap_or(0) > 0,
+        "no read ever succeeded: {outcomes:?}"
+    );
 }

@@ -39,16 +39,35 @@ struct Case {
     rule: Option<(&'static str, Layer)>,
 }
 
-fn case(name: &'static str, global: &str, project: &str, trust: bool, call: String, want: Verdict, rule: Option<(&'static str, Layer)>) -> Case {
-    Case { name, managed: String::new(), global: global.to_string(), project: project.to_string(), trust_project: trust, call, want, rule }
+fn case(
+    name: &'static str,
+    global: &str,
+    project: &str,
+    trust: bool,
+    call: String,
+    want: Verdict,
+    rule: Option<(&'static str, Layer)>,
+) -> Case {
+    Case {
+        name,
+        managed: String::new(),
+        global: global.to_string(),
+        project: project.to_string(),
+        trust_project: trust,
+        call,
+        want,
+        rule,
+    }
 }
 
 const ALLOW_NPM_TEST: &str = r#"{"id":"allow-npm-test","action":"allow","tool":"exec_cmd","match":{"commandPrefix":"npm test"}}"#;
 const DENY_CURL: &str = r#"{"id":"no-curl","action":"deny","tool":"exec_cmd","match":{"commandPrefix":"curl"},"description":"no network"}"#;
-const DENY_ENV: &str = r#"{"id":"deny-env","action":"deny","tool":"*","match":{"pathGlob":"**/.env*"}}"#;
+const DENY_ENV: &str =
+    r#"{"id":"deny-env","action":"deny","tool":"*","match":{"pathGlob":"**/.env*"}}"#;
 const ASK_GIT_STATUS: &str = r#"{"id":"ask-status","action":"ask","tool":"exec_cmd","match":{"commandPrefix":"git status"}}"#;
 const ALLOW_ALL_EXEC: &str = r#"{"id":"allow-all-exec","action":"allow","tool":"Bash"}"#;
-const ALLOW_WRITE_SRC: &str = r#"{"id":"allow-src","action":"allow","tool":"write_file","match":{"pathGlob":"src/**"}}"#;
+const ALLOW_WRITE_SRC: &str =
+    r#"{"id":"allow-src","action":"allow","tool":"write_file","match":{"pathGlob":"src/**"}}"#;
 
 #[test]
 fn layered_rules_table() {
@@ -81,8 +100,17 @@ fn layered_rules_table() {
         case("protected path beats allow rule", r#"{"version":1,"allow":["Write"]}"#, NONE, false, serde_json::json!({"name":"write_file","args":{"path":".git/hooks/pre-commit","content":"x"}}).to_string(), Verdict::Deny, None),
         case("protected path via redirect", &g(ALLOW_ALL_EXEC), NONE, false, exec("echo x > .envrc"), Verdict::Deny, None),
     ];
-    let mut managed = case("managed deny beats global allow", &g(ALLOW_NPM_TEST), NONE, false, exec("npm test"), Verdict::Deny, Some(("m-no-npm", Layer::Managed)));
-    managed.managed = g(r#"{"id":"m-no-npm","action":"deny","tool":"exec_cmd","match":{"commandPrefix":"npm"}}"#);
+    let mut managed = case(
+        "managed deny beats global allow",
+        &g(ALLOW_NPM_TEST),
+        NONE,
+        false,
+        exec("npm test"),
+        Verdict::Deny,
+        Some(("m-no-npm", Layer::Managed)),
+    );
+    managed.managed =
+        g(r#"{"id":"m-no-npm","action":"deny","tool":"exec_cmd","match":{"commandPrefix":"npm"}}"#);
     cases.push(managed);
     assert!(cases.len() >= 25);
 
@@ -102,9 +130,18 @@ fn layered_rules_table() {
             engine.policy().trust_project().unwrap();
         }
         let d = check(&engine, &c.call);
-        assert_eq!(d.decision, c.want, "{}: {}", c.name, serde_json::to_string(&d).unwrap());
+        assert_eq!(
+            d.decision,
+            c.want,
+            "{}: {}",
+            c.name,
+            serde_json::to_string(&d).unwrap()
+        );
         if let Some((id, layer)) = c.rule {
-            let r = d.rule.as_ref().unwrap_or_else(|| panic!("{}: no rule in {d:?}", c.name));
+            let r = d
+                .rule
+                .as_ref()
+                .unwrap_or_else(|| panic!("{}: no rule in {d:?}", c.name));
             assert_eq!((r.id.as_str(), r.layer), (id, layer), "{}", c.name);
         }
     }
@@ -116,24 +153,51 @@ fn broken_and_hostile_files_never_loosen() {
     let hostile = [
         ("not json", "{"),
         ("wrong version", r#"{"version":2,"rules":[]}"#),
-        ("unknown field", r#"{"version":1,"rules":[],"allowEverything":true}"#),
+        (
+            "unknown field",
+            r#"{"version":1,"rules":[],"allowEverything":true}"#,
+        ),
         ("rules not an array", r#"{"version":1,"rules":"all"}"#),
-        ("unknown tool", &file(r#"{"id":"x","action":"allow","tool":"rm_everything"}"#)),
-        ("unknown action", &file(r#"{"id":"x","action":"permit","tool":"*"}"#)),
-        ("prefix on a file tool", &file(r#"{"id":"x","action":"allow","tool":"read_file","match":{"commandPrefix":"cat"}}"#)),
-        ("duplicate ids", &file(&format!("{ALLOW_NPM_TEST},{ALLOW_NPM_TEST}"))),
-        ("bad glob", &file(r#"{"id":"x","action":"deny","tool":"*","match":{"pathGlob":"a[["}}"#)),
+        (
+            "unknown tool",
+            &file(r#"{"id":"x","action":"allow","tool":"rm_everything"}"#),
+        ),
+        (
+            "unknown action",
+            &file(r#"{"id":"x","action":"permit","tool":"*"}"#),
+        ),
+        (
+            "prefix on a file tool",
+            &file(
+                r#"{"id":"x","action":"allow","tool":"read_file","match":{"commandPrefix":"cat"}}"#,
+            ),
+        ),
+        (
+            "duplicate ids",
+            &file(&format!("{ALLOW_NPM_TEST},{ALLOW_NPM_TEST}")),
+        ),
+        (
+            "bad glob",
+            &file(r#"{"id":"x","action":"deny","tool":"*","match":{"pathGlob":"a[["}}"#),
+        ),
         (
             "examples disagree",
-            &file(r#"{"id":"x","action":"allow","tool":"exec_cmd","match":{"commandPrefix":"npm test"},"examples":{"match":["npm install"],"notMatch":[]}}"#),
+            &file(
+                r#"{"id":"x","action":"allow","tool":"exec_cmd","match":{"commandPrefix":"npm test"},"examples":{"match":["npm install"],"notMatch":[]}}"#,
+            ),
         ),
         (
             "notMatch that matches",
-            &file(r#"{"id":"x","action":"allow","tool":"exec_cmd","match":{"commandPrefix":"npm test"},"examples":{"match":["npm test"],"notMatch":["npm test -x"]}}"#),
+            &file(
+                r#"{"id":"x","action":"allow","tool":"exec_cmd","match":{"commandPrefix":"npm test"},"examples":{"match":["npm test"],"notMatch":["npm test -x"]}}"#,
+            ),
         ),
         ("bad shorthand", r#"{"version":1,"allow":["Bash(npm"]}"#),
         ("array", "[]"),
-        ("deep nesting", &format!("{}{}", "[".repeat(10000), "]".repeat(10000))),
+        (
+            "deep nesting",
+            &format!("{}{}", "[".repeat(10000), "]".repeat(10000)),
+        ),
     ];
     for (name, text) in hostile {
         let f = Fixture::new();
@@ -165,9 +229,21 @@ fn a_broken_edit_keeps_the_last_good_rules() {
     std::fs::write(&path, "{ broken").unwrap();
     engine.policy().reload();
     let snap = engine.policy().snapshot();
-    assert!(snap.global.error.as_deref().unwrap_or("").contains("invalid"), "{:?}", snap.global.error);
+    assert!(
+        snap.global
+            .error
+            .as_deref()
+            .unwrap_or("")
+            .contains("invalid"),
+        "{:?}",
+        snap.global.error
+    );
     assert!(snap.degraded().is_none(), "a last good version exists");
-    assert_eq!(check(&engine, &exec("curl x")).decision, Verdict::Deny, "the deny must stay in force");
+    assert_eq!(
+        check(&engine, &exec("curl x")).decision,
+        Verdict::Deny,
+        "the deny must stay in force"
+    );
     assert_eq!(check(&engine, &exec("ls")).decision, Verdict::Allow);
 }
 
@@ -189,7 +265,10 @@ fn project_trust_follows_content() {
 fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
     let start = Instant::now();
     while !ok() {
-        assert!(start.elapsed() < Duration::from_secs(10), "hot reload did not happen: {what}");
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "hot reload did not happen: {what}"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -199,19 +278,31 @@ fn hot_reload_adds_and_revokes() {
     let f = Fixture::new();
     let mut config = f.config(SandboxMode::WorkspaceWrite, ApprovalMode::Ask);
     config.watch = true;
-    let engine = ground_link::engine::Engine::new(config, Arc::new(ground_link::approval::DenyApprover { reason: None })).unwrap();
+    let engine = ground_link::engine::Engine::new(
+        config,
+        Arc::new(ground_link::approval::DenyApprover { reason: None }),
+    )
+    .unwrap();
     assert_eq!(check(&engine, &exec("npm test")).decision, Verdict::Ask);
     // Add a global allow.
     let global = f.put("config/ground-link/permissions.json", &file(ALLOW_NPM_TEST));
-    wait_for("global allow added", || check(&engine, &exec("npm test")).decision == Verdict::Allow);
+    wait_for("global allow added", || {
+        check(&engine, &exec("npm test")).decision == Verdict::Allow
+    });
     // A project deny appears (its folder did not exist at start).
     f.put("root/.ground-link/permissions.json", &file(r#"{"id":"p-no-npm","action":"deny","tool":"exec_cmd","match":{"commandPrefix":"npm"}}"#));
-    wait_for("project deny added", || check(&engine, &exec("npm test")).decision == Verdict::Deny);
+    wait_for("project deny added", || {
+        check(&engine, &exec("npm test")).decision == Verdict::Deny
+    });
     std::fs::remove_file(f.root.join(".ground-link/permissions.json")).unwrap();
-    wait_for("project deny revoked", || check(&engine, &exec("npm test")).decision == Verdict::Allow);
+    wait_for("project deny revoked", || {
+        check(&engine, &exec("npm test")).decision == Verdict::Allow
+    });
     // Revoke the global allow.
     std::fs::write(&global, file("")).unwrap();
-    wait_for("global allow revoked", || check(&engine, &exec("npm test")).decision == Verdict::Ask);
+    wait_for("global allow revoked", || {
+        check(&engine, &exec("npm test")).decision == Verdict::Ask
+    });
 }
 
 /// Answers with a fixed scope and the proposed rule, and counts questions.
@@ -224,7 +315,10 @@ struct ScopedApprover {
 impl Approver for ScopedApprover {
     async fn ask(&self, request: ApprovalRequest) -> ApprovalAnswer {
         self.asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        ApprovalAnswer::Allow { scope: self.scope, rule: Some(request.proposed_rule) }
+        ApprovalAnswer::Allow {
+            scope: self.scope,
+            rule: Some(request.proposed_rule),
+        }
     }
     fn name(&self) -> &'static str {
         "scoped-test"
@@ -232,13 +326,21 @@ impl Approver for ScopedApprover {
 }
 
 fn scoped(f: &Fixture, scope: Scope) -> (ground_link::engine::Engine, Arc<ScopedApprover>) {
-    let approver = Arc::new(ScopedApprover { scope, asked: Default::default() });
-    let engine = f.engine_with(SandboxMode::WorkspaceWrite, ApprovalMode::Ask, approver.clone());
+    let approver = Arc::new(ScopedApprover {
+        scope,
+        asked: Default::default(),
+    });
+    let engine = f.engine_with(
+        SandboxMode::WorkspaceWrite,
+        ApprovalMode::Ask,
+        approver.clone(),
+    );
     (engine, approver)
 }
 
 fn exec_in(session: &str, cmd: &str) -> String {
-    serde_json::json!({"name": "exec_cmd", "args": {"command": cmd}, "session": session}).to_string()
+    serde_json::json!({"name": "exec_cmd", "args": {"command": cmd}, "session": session})
+        .to_string()
 }
 
 #[test]
@@ -247,55 +349,129 @@ fn scoped_answers_are_remembered_where_they_belong() {
     // Session: the same conversation stops asking, another one still asks.
     let f = Fixture::new();
     let (engine, asked) = scoped(&f, Scope::Session);
-    assert_eq!(call(&engine, &exec_in("chat-a", "touch a.txt")).status, CallStatus::Success);
-    assert_eq!(call(&engine, &exec_in("chat-a", "touch b.txt")).status, CallStatus::Success);
-    assert_eq!(asked.asked.load(SeqCst), 1, "second call in the same chat asked again");
-    assert_eq!(check(&engine, &exec_in("chat-b", "touch c.txt")).decision, Verdict::Ask);
+    assert_eq!(
+        call(&engine, &exec_in("chat-a", "touch a.txt")).status,
+        CallStatus::Success
+    );
+    assert_eq!(
+        call(&engine, &exec_in("chat-a", "touch b.txt")).status,
+        CallStatus::Success
+    );
+    assert_eq!(
+        asked.asked.load(SeqCst),
+        1,
+        "second call in the same chat asked again"
+    );
+    assert_eq!(
+        check(&engine, &exec_in("chat-b", "touch c.txt")).decision,
+        Verdict::Ask
+    );
 
     // Project: the rule lands in the project file, which is trusted, and a new engine obeys it.
     let f = Fixture::new();
     let (engine, asked) = scoped(&f, Scope::Project);
-    assert_eq!(call(&engine, &exec("touch a.txt")).status, CallStatus::Success);
+    assert_eq!(
+        call(&engine, &exec("touch a.txt")).status,
+        CallStatus::Success
+    );
     let text = std::fs::read_to_string(f.root.join(".ground-link/permissions.json")).unwrap();
     assert!(text.contains("\"commandPrefix\": \"touch\""), "{text}");
-    assert_eq!(call(&engine, &exec("touch b.txt")).status, CallStatus::Success);
+    assert_eq!(
+        call(&engine, &exec("touch b.txt")).status,
+        CallStatus::Success
+    );
     assert_eq!(asked.asked.load(SeqCst), 1);
-    assert_eq!(check(&f.denying(), &exec("touch c.txt")).decision, Verdict::Allow);
+    assert_eq!(
+        check(&f.denying(), &exec("touch c.txt")).decision,
+        Verdict::Allow
+    );
 
     // Project with unreviewed changes: the rule is appended but the file stays untrusted.
     let f = Fixture::new();
     f.put("root/.ground-link/permissions.json", &file(ALLOW_ALL_EXEC));
     let (engine, _) = scoped(&f, Scope::Project);
-    assert_eq!(call(&engine, &exec("touch a.txt")).status, CallStatus::Success);
-    assert!(!engine.policy().snapshot().project_trusted, "approving one rule trusted an attacker's file");
-    assert_eq!(check(&f.denying(), &exec("rm -r build")).decision, Verdict::Ask);
+    assert_eq!(
+        call(&engine, &exec("touch a.txt")).status,
+        CallStatus::Success
+    );
+    assert!(
+        !engine.policy().snapshot().project_trusted,
+        "approving one rule trusted an attacker's file"
+    );
+    assert_eq!(
+        check(&f.denying(), &exec("rm -r build")).decision,
+        Verdict::Ask
+    );
 
     // Global: the rule lands in the global file.
     let f = Fixture::new();
     let (engine, _) = scoped(&f, Scope::Global);
-    assert_eq!(call(&engine, &exec("mkdir -p out")).status, CallStatus::Success);
+    assert_eq!(
+        call(&engine, &exec("mkdir -p out")).status,
+        CallStatus::Success
+    );
     let text = std::fs::read_to_string(f.paths.global_rules()).unwrap();
     assert!(text.contains("\"commandPrefix\": \"mkdir\""), "{text}");
-    assert_eq!(check(&f.denying(), &exec("mkdir other")).decision, Verdict::Allow);
+    assert_eq!(
+        check(&f.denying(), &exec("mkdir other")).decision,
+        Verdict::Allow
+    );
 }
 
 #[test]
 fn modes_and_sandboxes() {
     let f = Fixture::new();
-    let auto = f.engine_with(SandboxMode::WorkspaceWrite, ApprovalMode::Auto, Arc::new(ground_link::approval::DenyApprover { reason: None }));
-    let write = serde_json::json!({"name":"write_file","args":{"path":"a.txt","content":"x"}}).to_string();
-    assert_eq!(check(&auto, &write).decision, Verdict::Allow, "auto allows moderate");
-    assert_eq!(check(&auto, &exec("rm -r build")).decision, Verdict::Ask, "auto still asks for dangerous");
-    let ro = f.engine_with(SandboxMode::ReadOnly, ApprovalMode::Auto, Arc::new(ground_link::approval::DenyApprover { reason: None }));
+    let auto = f.engine_with(
+        SandboxMode::WorkspaceWrite,
+        ApprovalMode::Auto,
+        Arc::new(ground_link::approval::DenyApprover { reason: None }),
+    );
+    let write =
+        serde_json::json!({"name":"write_file","args":{"path":"a.txt","content":"x"}}).to_string();
+    assert_eq!(
+        check(&auto, &write).decision,
+        Verdict::Allow,
+        "auto allows moderate"
+    );
+    assert_eq!(
+        check(&auto, &exec("rm -r build")).decision,
+        Verdict::Ask,
+        "auto still asks for dangerous"
+    );
+    let ro = f.engine_with(
+        SandboxMode::ReadOnly,
+        ApprovalMode::Auto,
+        Arc::new(ground_link::approval::DenyApprover { reason: None }),
+    );
     assert_eq!(check(&ro, &write).decision, Verdict::Deny);
     assert_eq!(check(&ro, &exec("touch x")).decision, Verdict::Deny);
     assert_eq!(check(&ro, &exec("ls -la")).decision, Verdict::Allow);
-    let full = f.engine_with(SandboxMode::FullAccess, ApprovalMode::Auto, Arc::new(ground_link::approval::DenyApprover { reason: None }));
+    let full = f.engine_with(
+        SandboxMode::FullAccess,
+        ApprovalMode::Auto,
+        Arc::new(ground_link::approval::DenyApprover { reason: None }),
+    );
     let hook = serde_json::json!({"name":"write_file","args":{"path":".git/hooks/pre-commit","content":"x"}}).to_string();
     let d = check(&full, &hook);
-    assert_eq!(d.decision, Verdict::Ask, "full-access asks for protected paths even in auto: {d:?}");
-    assert_eq!(check(&full, &read("/etc/hostname")).decision, Verdict::Allow, "auto lets a moderate outside read through");
-    let full_ask = f.engine_with(SandboxMode::FullAccess, ApprovalMode::Ask, Arc::new(ground_link::approval::DenyApprover { reason: None }));
+    assert_eq!(
+        d.decision,
+        Verdict::Ask,
+        "full-access asks for protected paths even in auto: {d:?}"
+    );
+    assert_eq!(
+        check(&full, &read("/etc/hostname")).decision,
+        Verdict::Allow,
+        "auto lets a moderate outside read through"
+    );
+    let full_ask = f.engine_with(
+        SandboxMode::FullAccess,
+        ApprovalMode::Ask,
+        Arc::new(ground_link::approval::DenyApprover { reason: None }),
+    );
     let d = check(&full_ask, &read("/etc/hostname"));
-    assert_eq!((d.decision, d.risk), (Verdict::Ask, ground_link::protocol::Risk::Moderate), "outside reads are never safe");
+    assert_eq!(
+        (d.decision, d.risk),
+        (Verdict::Ask, ground_link::protocol::Risk::Moderate),
+        "outside reads are never safe"
+    );
 }

@@ -17,7 +17,10 @@ pub struct Fixture {
 
 impl Fixture {
     pub fn new() -> Fixture {
-        let base = tempfile::Builder::new().prefix("gl-test-").tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let base = tempfile::Builder::new()
+            .prefix("gl-test-")
+            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+            .unwrap();
         let root = base.path().join("root");
         std::fs::create_dir_all(&root).unwrap();
         let paths = ConfigPaths::under(base.path());
@@ -44,18 +47,33 @@ impl Fixture {
         c
     }
 
-    pub fn engine_with(&self, sandbox: SandboxMode, mode: ApprovalMode, approver: Arc<dyn Approver>) -> Engine {
+    pub fn engine_with(
+        &self,
+        sandbox: SandboxMode,
+        mode: ApprovalMode,
+        approver: Arc<dyn Approver>,
+    ) -> Engine {
         Engine::new(self.config(sandbox, mode), approver).unwrap()
     }
 
     /// workspace-write, ask mode, every question answered "allow once": whatever still fails
     /// failed because of the jail or the policy, not the person.
     pub fn permissive(&self) -> Engine {
-        self.engine_with(SandboxMode::WorkspaceWrite, ApprovalMode::Ask, Arc::new(AllowOnceApprover))
+        self.engine_with(
+            SandboxMode::WorkspaceWrite,
+            ApprovalMode::Ask,
+            Arc::new(AllowOnceApprover),
+        )
     }
 
     pub fn denying(&self) -> Engine {
-        self.engine_with(SandboxMode::WorkspaceWrite, ApprovalMode::Ask, Arc::new(DenyApprover { reason: Some("test says no".into()) }))
+        self.engine_with(
+            SandboxMode::WorkspaceWrite,
+            ApprovalMode::Ask,
+            Arc::new(DenyApprover {
+                reason: Some("test says no".into()),
+            }),
+        )
     }
 }
 
@@ -69,7 +87,10 @@ pub fn check(engine: &Engine, json: &str) -> Decision {
 }
 
 pub fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
 }
 
 /// Every file under `dir` with its content, for "nothing outside changed" checks.
@@ -77,7 +98,10 @@ pub fn snapshot_tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
     for entry in walk(dir) {
         let content = std::fs::read(&entry).unwrap_or_default();
-        out.push((entry.strip_prefix(dir).unwrap().display().to_string(), content));
+        out.push((
+            entry.strip_prefix(dir).unwrap().display().to_string(),
+            content,
+        ));
     }
     out.sort();
     out

@@ -26,7 +26,12 @@ const KEEP_RESULTS: Duration = Duration::from_secs(600);
 pub enum Event {
     /// The call waits for the person to approve it in ground-link.
     #[serde(rename_all = "camelCase")]
-    Pending { call_id: String, tool: ToolName, risk: Risk, session: Option<String> },
+    Pending {
+        call_id: String,
+        tool: ToolName,
+        risk: Risk,
+        session: Option<String>,
+    },
     /// The person (or a timeout, or a cancel) answered.
     #[serde(rename_all = "camelCase")]
     Resolved { call_id: String, allowed: bool },
@@ -61,7 +66,10 @@ impl Completion {
         let status = result.status;
         let _ = self.tx.send(Some(result));
         self.broker.set_phase(&self.id, Phase::Done);
-        self.broker.emit(Event::Done { call_id: self.id.clone(), status });
+        self.broker.emit(Event::Done {
+            call_id: self.id.clone(),
+            status,
+        });
     }
 }
 
@@ -83,12 +91,19 @@ pub enum BrokerError {
 impl Broker {
     pub fn new(inner: Arc<dyn Approver>) -> Arc<Broker> {
         let (events, _) = broadcast::channel(256);
-        Arc::new(Broker { calls: Mutex::new(HashMap::new()), events, inner, shutdown: CancellationToken::new() })
+        Arc::new(Broker {
+            calls: Mutex::new(HashMap::new()),
+            events,
+            inner,
+            shutdown: CancellationToken::new(),
+        })
     }
 
     /// The approver to give the engine.
     pub fn approver(self: &Arc<Self>) -> Arc<dyn Approver> {
-        Arc::new(BrokerApprover { broker: Arc::clone(self) })
+        Arc::new(BrokerApprover {
+            broker: Arc::clone(self),
+        })
     }
 
     pub fn subscribe(&self) -> broadcast::Receiver<Event> {
@@ -116,9 +131,18 @@ impl Broker {
         let (tx, rx) = watch::channel(None);
         calls.insert(
             id.to_string(),
-            Entry { cancel: self.shutdown.child_token(), result: rx, phase: Phase::Running, finished: None },
+            Entry {
+                cancel: self.shutdown.child_token(),
+                result: rx,
+                phase: Phase::Running,
+                finished: None,
+            },
         );
-        Ok(Completion { id: id.to_string(), tx, broker: Arc::clone(self) })
+        Ok(Completion {
+            id: id.to_string(),
+            tx,
+            broker: Arc::clone(self),
+        })
     }
 
     fn set_phase(&self, id: &str, phase: Phase) {
@@ -137,11 +161,11 @@ impl Broker {
     /// Wait up to `wait` for a call's result. `None`: unknown call; `Some(None)`: still going.
     pub async fn wait(&self, id: &str, wait: Duration) -> Option<Option<CallResult>> {
         let mut rx = self.lock().get(id)?.result.clone();
-        let done = tokio::time::timeout(wait, rx.wait_for(|r| r.is_some())).await;
-        match done {
-            Ok(Ok(r)) => Some(r.clone()),
-            _ => Some(rx.borrow().clone()),
+        if let Ok(Ok(r)) = tokio::time::timeout(wait, rx.wait_for(|r| r.is_some())).await {
+            return Some(r.clone());
         }
+        let current = rx.borrow().clone();
+        Some(current)
     }
 
     /// Cancel a call: one waiting for approval ends as denied. `None` for an unknown call.
@@ -158,7 +182,10 @@ impl Broker {
     }
 
     pub fn pending_count(&self) -> usize {
-        self.lock().values().filter(|e| e.phase == Phase::WaitingForApproval).count()
+        self.lock()
+            .values()
+            .filter(|e| e.phase == Phase::WaitingForApproval)
+            .count()
     }
 
     /// Whether every registered call has finished.
@@ -175,7 +202,12 @@ struct BrokerApprover {
 impl Approver for BrokerApprover {
     async fn ask(&self, request: ApprovalRequest) -> ApprovalAnswer {
         let id = request.call_id.clone();
-        let cancel = self.broker.lock().get(&id).map(|e| e.cancel.clone()).unwrap_or_else(|| self.broker.shutdown.child_token());
+        let cancel = self
+            .broker
+            .lock()
+            .get(&id)
+            .map(|e| e.cancel.clone())
+            .unwrap_or_else(|| self.broker.shutdown.child_token());
         self.broker.set_phase(&id, Phase::WaitingForApproval);
         self.broker.emit(Event::Pending {
             call_id: id.clone(),
@@ -192,7 +224,10 @@ impl Approver for BrokerApprover {
             }
         };
         self.broker.set_phase(&id, Phase::Running);
-        self.broker.emit(Event::Resolved { call_id: id, allowed: matches!(answer, ApprovalAnswer::Allow { .. }) });
+        self.broker.emit(Event::Resolved {
+            call_id: id,
+            allowed: matches!(answer, ApprovalAnswer::Allow { .. }),
+        });
         answer
     }
     fn name(&self) -> &'static str {

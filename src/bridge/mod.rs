@@ -68,7 +68,10 @@ impl Bridge {
 
     /// Extension origins that presented the token, with the last time they did.
     pub fn paired(&self) -> BTreeMap<String, u64> {
-        self.paired.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.paired
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     pub fn last_seen(&self) -> u64 {
@@ -88,7 +91,10 @@ impl Bound {
     }
 
     /// Serve until `shutdown` resolves; then deny what is pending, finish what runs, return.
-    pub async fn serve(self, shutdown: impl std::future::Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
+    pub async fn serve(
+        self,
+        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
         let bridge = Arc::clone(&self.bridge);
         let app = router(Arc::clone(&self.bridge));
         let stop = tokio_util::sync::CancellationToken::new();
@@ -104,23 +110,42 @@ impl Bound {
             }
             stop_serving.cancel();
         });
-        axum::serve(self.listener, app).with_graceful_shutdown(async move { stop.cancelled().await }).await
+        axum::serve(self.listener, app)
+            .with_graceful_shutdown(async move { stop.cancelled().await })
+            .await
     }
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum BridgeError {
-    #[error("cannot listen on 127.0.0.1:{port}: {source}; is another ground-link running? pick another --port")]
+    #[error(
+        "cannot listen on 127.0.0.1:{port}: {source}; is another ground-link running? pick another --port"
+    )]
     Bind { port: u16, source: std::io::Error },
 }
 
 /// Bind `127.0.0.1:port` (`0` picks a free port). Loopback only, by construction.
-pub async fn bind(engine: Arc<Engine>, broker: Arc<Broker>, token: Token, port: u16) -> Result<Bound, BridgeError> {
+pub async fn bind(
+    engine: Arc<Engine>,
+    broker: Arc<Broker>,
+    token: Token,
+    port: u16,
+) -> Result<Bound, BridgeError> {
     let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port))
         .await
         .map_err(|source| BridgeError::Bind { port, source })?;
-    let port = listener.local_addr().map_err(|source| BridgeError::Bind { port, source })?.port();
-    let bridge = Arc::new(Bridge { engine, broker, token, port, paired: Mutex::new(BTreeMap::new()), last_seen: AtomicU64::new(0) });
+    let port = listener
+        .local_addr()
+        .map_err(|source| BridgeError::Bind { port, source })?
+        .port();
+    let bridge = Arc::new(Bridge {
+        engine,
+        broker,
+        token,
+        port,
+        paired: Mutex::new(BTreeMap::new()),
+        last_seen: AtomicU64::new(0),
+    });
     Ok(Bound { bridge, listener })
 }
 
@@ -148,8 +173,16 @@ fn error(status: StatusCode, message: impl Into<String>) -> Response {
 struct Authed(bool);
 
 fn host_ok(headers: &HeaderMap, port: u16) -> bool {
-    let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else { return false };
-    [format!("127.0.0.1:{port}"), format!("localhost:{port}"), format!("[::1]:{port}")].iter().any(|h| h.eq_ignore_ascii_case(host))
+    let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else {
+        return false;
+    };
+    [
+        format!("127.0.0.1:{port}"),
+        format!("localhost:{port}"),
+        format!("[::1]:{port}"),
+    ]
+    .iter()
+    .any(|h| h.eq_ignore_ascii_case(host))
 }
 
 /// `chrome-extension://` plus a 32-letter id from a–p; nothing else.
@@ -172,40 +205,69 @@ async fn guard(State(bridge): State<Arc<Bridge>>, mut req: Request, next: Next) 
     let headers = req.headers();
     if !host_ok(headers, bridge.port) {
         tracing::warn!(host = ?headers.get(header::HOST), "refused: bad Host");
-        eprintln!("ground-link: 403 refused {} {}: bad Host header", req.method(), req.uri().path());
-        return error(StatusCode::FORBIDDEN, "bad Host header: use http://127.0.0.1:<port>");
+        eprintln!(
+            "ground-link: 403 refused {} {}: bad Host header",
+            req.method(),
+            req.uri().path()
+        );
+        return error(
+            StatusCode::FORBIDDEN,
+            "bad Host header: use http://127.0.0.1:<port>",
+        );
     }
     let origin = match headers.get(header::ORIGIN).map(|o| o.to_str()) {
         None => None,
         Some(Ok(o)) if extension_origin(o) => Some(o.to_string()),
         Some(o) => {
             let shown = o.unwrap_or("<not text>").to_string();
-            eprintln!("ground-link: 403 refused {} {} from origin {shown}", req.method(), req.uri().path());
+            eprintln!(
+                "ground-link: 403 refused {} {} from origin {shown}",
+                req.method(),
+                req.uri().path()
+            );
             return error(StatusCode::FORBIDDEN, "web pages may not call ground-link");
         }
     };
     let authed = bearer(req.headers()).is_some_and(|t| bridge.token.matches(t));
     if authed {
-        let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
         bridge.last_seen.store(now, Ordering::Relaxed);
         if let Some(o) = origin {
-            bridge.paired.lock().unwrap_or_else(|p| p.into_inner()).insert(o, now);
+            bridge
+                .paired
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(o, now);
         }
     } else if req.uri().path() != "/health" {
-        return error(StatusCode::UNAUTHORIZED, "missing or wrong token: send Authorization: Bearer <token> (see `ground-link token`)");
+        return error(
+            StatusCode::UNAUTHORIZED,
+            "missing or wrong token: send Authorization: Bearer <token> (see `ground-link token`)",
+        );
     }
     req.extensions_mut().insert(Authed(authed));
     let mut res = next.run(req).await;
-    res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    res.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     res
 }
 
 async fn not_found() -> Response {
-    error(StatusCode::NOT_FOUND, "no such route; see GET /tools, POST /exec, GET /calls/{id}")
+    error(
+        StatusCode::NOT_FOUND,
+        "no such route; see GET /tools, POST /exec, GET /calls/{id}",
+    )
 }
 
-async fn health(State(bridge): State<Arc<Bridge>>, axum::Extension(Authed(authed)): axum::Extension<Authed>) -> Response {
-    let mut body = json!({"status": "ok", "app": "ground-link", "version": env!("CARGO_PKG_VERSION")});
+async fn health(
+    State(bridge): State<Arc<Bridge>>,
+    axum::Extension(Authed(authed)): axum::Extension<Authed>,
+) -> Response {
+    let mut body =
+        json!({"status": "ok", "app": "ground-link", "version": env!("CARGO_PKG_VERSION")});
     if authed {
         let c = bridge.engine.config();
         body["dir"] = json!(bridge.engine.jail().root().display().to_string());
@@ -226,7 +288,14 @@ struct Pending<'a> {
 fn result_or_pending(id: &str, result: Option<CallResult>) -> Response {
     match result {
         Some(r) => axum::Json(r).into_response(),
-        None => (StatusCode::ACCEPTED, axum::Json(Pending { status: "pending", call_id: id })).into_response(),
+        None => (
+            StatusCode::ACCEPTED,
+            axum::Json(Pending {
+                status: "pending",
+                call_id: id,
+            }),
+        )
+            .into_response(),
     }
 }
 
@@ -239,15 +308,28 @@ async fn exec(State(bridge): State<Arc<Bridge>>, body: Bytes) -> Response {
         Ok(r) => r,
         Err(e) => return error(StatusCode::BAD_REQUEST, e),
     };
-    let id = req.call_id.clone().filter(|s| !s.is_empty()).unwrap_or_else(new_call_id);
+    let id = req
+        .call_id
+        .clone()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(new_call_id);
     if id.len() > 128 {
-        return error(StatusCode::BAD_REQUEST, "callId is longer than 128 characters");
+        return error(
+            StatusCode::BAD_REQUEST,
+            "callId is longer than 128 characters",
+        );
     }
     req.call_id = Some(id.clone());
-    let wait = req.wait_ms.map(Duration::from_millis).unwrap_or(DEFAULT_WAIT).min(Duration::from_secs(25));
+    let wait = req
+        .wait_ms
+        .map(Duration::from_millis)
+        .unwrap_or(DEFAULT_WAIT)
+        .min(Duration::from_secs(25));
     let completion = match bridge.broker.begin(&id) {
         Ok(c) => c,
-        Err(e @ broker::BrokerError::Duplicate(_)) => return error(StatusCode::CONFLICT, e.to_string()),
+        Err(e @ broker::BrokerError::Duplicate(_)) => {
+            return error(StatusCode::CONFLICT, e.to_string());
+        }
         Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
     };
     let engine = Arc::clone(&bridge.engine);
@@ -266,10 +348,21 @@ struct PollQuery {
     wait_ms: Option<u64>,
 }
 
-async fn poll(State(bridge): State<Arc<Bridge>>, Path(id): Path<String>, Query(q): Query<PollQuery>) -> Response {
-    let wait = q.wait_ms.map(Duration::from_millis).unwrap_or(MAX_POLL).min(MAX_POLL);
+async fn poll(
+    State(bridge): State<Arc<Bridge>>,
+    Path(id): Path<String>,
+    Query(q): Query<PollQuery>,
+) -> Response {
+    let wait = q
+        .wait_ms
+        .map(Duration::from_millis)
+        .unwrap_or(MAX_POLL)
+        .min(MAX_POLL);
     match bridge.broker.wait(&id, wait).await {
-        None => error(StatusCode::NOT_FOUND, format!("no call {id:?} (results are kept for 10 minutes)")),
+        None => error(
+            StatusCode::NOT_FOUND,
+            format!("no call {id:?} (results are kept for 10 minutes)"),
+        ),
         Some(r) => result_or_pending(&id, r),
     }
 }
@@ -279,7 +372,11 @@ async fn cancel(State(bridge): State<Arc<Bridge>>, Path(id): Path<String>) -> Re
         None => error(StatusCode::NOT_FOUND, format!("no call {id:?}")),
         Some(Phase::Done) => error(StatusCode::CONFLICT, "the call has already finished"),
         Some(_) => {
-            let r = bridge.broker.wait(&id, Duration::from_secs(5)).await.flatten();
+            let r = bridge
+                .broker
+                .wait(&id, Duration::from_secs(5))
+                .await
+                .flatten();
             result_or_pending(&id, r)
         }
     }
@@ -298,16 +395,29 @@ async fn prompt(Query(q): Query<PromptQuery>) -> Response {
     let lang = match q.lang.as_deref() {
         None | Some("en") => Language::En,
         Some("zh") | Some("zh-CN") | Some("zh_CN") => Language::Zh,
-        Some(other) => return error(StatusCode::BAD_REQUEST, format!("lang {other:?} is not offered; use en or zh")),
+        Some(other) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("lang {other:?} is not offered; use en or zh"),
+            );
+        }
     };
-    ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], crate::prompt::instructions(lang)).into_response()
+    (
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        crate::prompt::instructions(lang),
+    )
+        .into_response()
 }
 
 async fn events(State(bridge): State<Arc<Bridge>>) -> Response {
     let stream = BroadcastStream::new(bridge.broker.subscribe()).filter_map(|e| async move {
         let event = e.ok()?;
         let data = serde_json::to_string(&event).ok()?;
-        Some(Ok::<_, std::convert::Infallible>(SseEvent::default().data(data)))
+        Some(Ok::<_, std::convert::Infallible>(
+            SseEvent::default().data(data),
+        ))
     });
-    Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))).into_response()
+    Sse::new(stream)
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+        .into_response()
 }

@@ -16,8 +16,13 @@ use crate::paths::ConfigPaths;
 #[derive(Debug, thiserror::Error)]
 pub enum TokenError {
     #[error("token file {path}: {source}")]
-    Io { path: String, source: std::io::Error },
-    #[error("token file {0} is empty or not a token; delete it or run `ground-link token --rotate`")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error(
+        "token file {0} is empty or not a token; delete it or run `ground-link token --rotate`"
+    )]
     Invalid(String),
     #[error("cannot make a random token: {0}")]
     Random(String),
@@ -34,7 +39,9 @@ pub struct Token {
 
 impl std::fmt::Debug for Token {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Token").field("location", &self.location).finish_non_exhaustive()
+        f.debug_struct("Token")
+            .field("location", &self.location)
+            .finish_non_exhaustive()
     }
 }
 
@@ -52,7 +59,11 @@ impl Token {
 
     /// A token for tests and embedding hosts that keep it elsewhere.
     pub fn from_secret(secret: String, location: PathBuf) -> Token {
-        Token { secret, location, warning: None }
+        Token {
+            secret,
+            location,
+            warning: None,
+        }
     }
 }
 
@@ -68,7 +79,10 @@ fn fresh() -> Result<String, TokenError> {
 
 /// Read the token at `path`, creating it (0600) if missing.
 pub fn load_or_create(path: &Path) -> Result<Token, TokenError> {
-    let io = |e| TokenError::Io { path: path.display().to_string(), source: e };
+    let io = |e| TokenError::Io {
+        path: path.display().to_string(),
+        source: e,
+    };
     match std::fs::read_to_string(path) {
         Ok(text) => {
             let secret = text.trim().to_string();
@@ -77,9 +91,17 @@ pub fn load_or_create(path: &Path) -> Result<Token, TokenError> {
             }
             let mode = std::fs::metadata(path).map_err(io)?.permissions().mode();
             let warning = (mode & 0o077 != 0).then(|| {
-                format!("token file {} can be read by other users (mode {:o}); run chmod 600 on it", path.display(), mode & 0o777)
+                format!(
+                    "token file {} can be read by other users (mode {:o}); run chmod 600 on it",
+                    path.display(),
+                    mode & 0o777
+                )
             });
-            Ok(Token { secret, location: path.to_path_buf(), warning })
+            Ok(Token {
+                secret,
+                location: path.to_path_buf(),
+                warning,
+            })
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => write_new(path),
         Err(e) => Err(io(e)),
@@ -91,20 +113,37 @@ pub fn rotate(path: &Path) -> Result<Token, TokenError> {
     match std::fs::remove_file(path) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(TokenError::Io { path: path.display().to_string(), source: e }),
+        Err(e) => {
+            return Err(TokenError::Io {
+                path: path.display().to_string(),
+                source: e,
+            });
+        }
     }
     write_new(path)
 }
 
 fn write_new(path: &Path) -> Result<Token, TokenError> {
-    let io = |e| TokenError::Io { path: path.display().to_string(), source: e };
+    let io = |e| TokenError::Io {
+        path: path.display().to_string(),
+        source: e,
+    };
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(io)?;
     }
     let secret = fresh()?;
     // Created 0600 from the start: there is no moment at which others could read it.
-    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path).map_err(io)?;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(io)?;
     f.write_all(format!("{secret}\n").as_bytes()).map_err(io)?;
     f.sync_all().map_err(io)?;
-    Ok(Token { secret, location: path.to_path_buf(), warning: None })
+    Ok(Token {
+        secret,
+        location: path.to_path_buf(),
+        warning: None,
+    })
 }

@@ -52,7 +52,15 @@ pub struct LayerState {
 
 impl LayerState {
     fn empty(layer: Layer, path: String) -> LayerState {
-        LayerState { layer, path, rules: Vec::new(), hooks: Hooks::default(), content: None, error: None, degraded: false }
+        LayerState {
+            layer,
+            path,
+            rules: Vec::new(),
+            hooks: Hooks::default(),
+            content: None,
+            error: None,
+            degraded: false,
+        }
     }
 }
 
@@ -72,22 +80,45 @@ impl Snapshot {
 
     /// Rules that may loosen (allow) — the project's only while trusted.
     pub fn allow_rules(&self) -> impl Iterator<Item = &CompiledRule> {
-        let project: &[CompiledRule] = if self.project_trusted { &self.project.rules } else { &[] };
-        self.managed.rules.iter().chain(&self.global.rules).chain(project).filter(|r| r.action() == RuleAction::Allow)
+        let project: &[CompiledRule] = if self.project_trusted {
+            &self.project.rules
+        } else {
+            &[]
+        };
+        self.managed
+            .rules
+            .iter()
+            .chain(&self.global.rules)
+            .chain(project)
+            .filter(|r| r.action() == RuleAction::Allow)
     }
 
     /// Deny and ask rules from every layer, trusted or not.
     pub fn strict_rules(&self, action: RuleAction) -> impl Iterator<Item = &CompiledRule> {
-        self.managed.rules.iter().chain(&self.global.rules).chain(&self.project.rules).filter(move |r| r.action() == action)
+        self.managed
+            .rules
+            .iter()
+            .chain(&self.global.rules)
+            .chain(&self.project.rules)
+            .filter(move |r| r.action() == action)
     }
 
     /// Hooks in force: managed and global always, the project's only while trusted.
     pub fn hooks(&self) -> Hooks {
         let mut all = Hooks::default();
-        let project = if self.project_trusted { Some(&self.project) } else { None };
-        for layer in [Some(&self.managed), Some(&self.global), project].into_iter().flatten() {
-            all.pre_tool_use.extend(layer.hooks.pre_tool_use.iter().cloned());
-            all.post_tool_use.extend(layer.hooks.post_tool_use.iter().cloned());
+        let project = if self.project_trusted {
+            Some(&self.project)
+        } else {
+            None
+        };
+        for layer in [Some(&self.managed), Some(&self.global), project]
+            .into_iter()
+            .flatten()
+        {
+            all.pre_tool_use
+                .extend(layer.hooks.pre_tool_use.iter().cloned());
+            all.post_tool_use
+                .extend(layer.hooks.post_tool_use.iter().cloned());
         }
         all
     }
@@ -96,29 +127,45 @@ impl Snapshot {
     pub fn errors(&self) -> Vec<(Layer, String, String)> {
         self.layers()
             .iter()
-            .filter_map(|l| l.error.as_ref().map(|e| (l.layer, l.path.clone(), e.clone())))
+            .filter_map(|l| {
+                l.error
+                    .as_ref()
+                    .map(|e| (l.layer, l.path.clone(), e.clone()))
+            })
             .collect()
     }
 
     pub fn degraded(&self) -> Option<String> {
-        self.layers()
-            .iter()
-            .find(|l| l.degraded)
-            .map(|l| format!("{} rule file {} is broken ({}); every call asks until it is fixed", l.layer.as_str(), l.path, l.error.clone().unwrap_or_default()))
+        self.layers().iter().find(|l| l.degraded).map(|l| {
+            format!(
+                "{} rule file {} is broken ({}); every call asks until it is fixed",
+                l.layer.as_str(),
+                l.path,
+                l.error.clone().unwrap_or_default()
+            )
+        })
     }
 }
 
 /// Parse and validate one permission file.
 pub fn parse_file(text: &str, layer: Layer) -> Result<(Vec<CompiledRule>, Hooks), String> {
-    let file: PermissionFile = serde_json::from_str(text).map_err(|e| format!("invalid permission file: {e}"))?;
+    let file: PermissionFile =
+        serde_json::from_str(text).map_err(|e| format!("invalid permission file: {e}"))?;
     if file.version != 1 {
-        return Err(format!("unsupported \"version\": {}; this ground-link reads version 1", file.version));
+        return Err(format!(
+            "unsupported \"version\": {}; this ground-link reads version 1",
+            file.version
+        ));
     }
     let mut rules = Vec::new();
     for rule in file.rules {
         rules.push(CompiledRule::compile(rule, layer).map_err(|e| e.to_string())?);
     }
-    for (list, action) in [(&file.allow, RuleAction::Allow), (&file.deny, RuleAction::Deny), (&file.ask, RuleAction::Ask)] {
+    for (list, action) in [
+        (&file.allow, RuleAction::Allow),
+        (&file.deny, RuleAction::Deny),
+        (&file.ask, RuleAction::Ask),
+    ] {
         for text in list {
             for rule in expand_shorthand(text, action).map_err(|e| e.to_string())? {
                 rules.push(CompiledRule::compile(rule, layer).map_err(|e| e.to_string())?);
@@ -128,16 +175,27 @@ pub fn parse_file(text: &str, layer: Layer) -> Result<(Vec<CompiledRule>, Hooks)
     let mut seen = std::collections::HashSet::new();
     for r in &rules {
         if !seen.insert((r.id().to_string(), r.action())) {
-            return Err(format!("rule id {:?} is used twice; ids must be unique", r.id()));
+            return Err(format!(
+                "rule id {:?} is used twice; ids must be unique",
+                r.id()
+            ));
         }
     }
     let mut hook_ids = std::collections::HashSet::new();
-    for h in file.hooks.pre_tool_use.iter().chain(&file.hooks.post_tool_use) {
+    for h in file
+        .hooks
+        .pre_tool_use
+        .iter()
+        .chain(&file.hooks.post_tool_use)
+    {
         if h.id.trim().is_empty() || h.command.trim().is_empty() {
             return Err(format!("hook {:?} needs a non-empty id and command", h.id));
         }
         if !hook_ids.insert(h.id.clone()) {
-            return Err(format!("hook id {:?} is used twice; ids must be unique", h.id));
+            return Err(format!(
+                "hook id {:?} is used twice; ids must be unique",
+                h.id
+            ));
         }
         if h.timeout == 0 {
             return Err(format!("hook {:?}: timeout must be at least 1 ms", h.id));
@@ -159,7 +217,9 @@ pub struct Policy {
 
 impl std::fmt::Debug for Policy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Policy").field("paths", &self.paths).finish_non_exhaustive()
+        f.debug_struct("Policy")
+            .field("paths", &self.paths)
+            .finish_non_exhaustive()
     }
 }
 
@@ -216,7 +276,12 @@ impl Policy {
             Some(content) => self.trusted_content().as_deref() == Some(content.as_str()),
             None => false,
         };
-        let snap = Snapshot { managed, global, project, project_trusted };
+        let snap = Snapshot {
+            managed,
+            global,
+            project,
+            project_trusted,
+        };
         match self.snapshot.write() {
             Ok(mut s) => *s = Arc::new(snap),
             Err(poisoned) => *poisoned.into_inner() = Arc::new(snap),
@@ -230,7 +295,9 @@ impl Policy {
             Err(e) => return FileRead::Error(e.to_string()),
         };
         if !resolved.inside {
-            return FileRead::Error(format!("{PROJECT_RULES_REL} resolves outside the sandbox root; it is ignored"));
+            return FileRead::Error(format!(
+                "{PROJECT_RULES_REL} resolves outside the sandbox root; it is ignored"
+            ));
         }
         match self.jail.open_read(&resolved) {
             Ok(mut f) => {
@@ -249,7 +316,9 @@ impl Policy {
 
     fn trust_file(&self) -> PathBuf {
         let digest = Sha256::digest(self.jail.root().as_os_str().as_encoded_bytes());
-        self.paths.trust_dir().join(format!("{}.json", &hex::encode(digest)[..32]))
+        self.paths
+            .trust_dir()
+            .join(format!("{}.json", &hex::encode(digest)[..32]))
     }
 
     /// The project file content the user last trusted for this root.
@@ -268,13 +337,17 @@ impl Policy {
         let _guard = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
         self.reload_locked();
         let snap = self.snapshot();
-        let content = snap.project.content.clone().ok_or_else(|| PolicyError::File {
-            path: PROJECT_RULES_REL.to_string(),
-            msg: match &snap.project.error {
-                Some(e) => format!("cannot be trusted while it is broken: {e}"),
-                None => "does not exist; there is nothing to trust".to_string(),
-            },
-        })?;
+        let content = snap
+            .project
+            .content
+            .clone()
+            .ok_or_else(|| PolicyError::File {
+                path: PROJECT_RULES_REL.to_string(),
+                msg: match &snap.project.error {
+                    Some(e) => format!("cannot be trusted while it is broken: {e}"),
+                    None => "does not exist; there is nothing to trust".to_string(),
+                },
+            })?;
         if snap.project.error.is_some() {
             return Err(PolicyError::File {
                 path: PROJECT_RULES_REL.to_string(),
@@ -288,7 +361,8 @@ impl Policy {
 
     fn write_trust(&self, content: &str) -> Result<(), PolicyError> {
         let path = self.trust_file();
-        let body = serde_json::json!({"root": self.jail.root().to_string_lossy(), "content": content});
+        let body =
+            serde_json::json!({"root": self.jail.root().to_string_lossy(), "content": content});
         write_atomic_plain(&path, body.to_string().as_bytes())
     }
 
@@ -310,7 +384,10 @@ impl Policy {
     /// approving one rule never blesses changes the user has not reviewed. Returns whether the
     /// project file is trusted afterwards.
     pub fn append_rule(&self, layer: Layer, rule: Rule) -> Result<bool, PolicyError> {
-        CompiledRule::compile(rule.clone(), layer).map_err(|e| PolicyError::File { path: layer.as_str().to_string(), msg: e.to_string() })?;
+        CompiledRule::compile(rule.clone(), layer).map_err(|e| PolicyError::File {
+            path: layer.as_str().to_string(),
+            msg: e.to_string(),
+        })?;
         let _guard = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
         self.reload_locked();
         let snap = self.snapshot();
@@ -321,7 +398,12 @@ impl Policy {
                 let current = match read_plain(&path) {
                     FileRead::Missing => None,
                     FileRead::Text(t) => Some(t),
-                    FileRead::Error(e) => return Err(PolicyError::File { path: path.display().to_string(), msg: e }),
+                    FileRead::Error(e) => {
+                        return Err(PolicyError::File {
+                            path: path.display().to_string(),
+                            msg: e,
+                        });
+                    }
                 };
                 let text = with_rule(current.as_deref(), rule, &path.display().to_string())?;
                 write_atomic_plain(&path, text.as_bytes())?;
@@ -332,7 +414,12 @@ impl Policy {
                 let current = match self.read_project() {
                     FileRead::Missing => None,
                     FileRead::Text(t) => Some(t),
-                    FileRead::Error(e) => return Err(PolicyError::File { path: PROJECT_RULES_REL.to_string(), msg: e }),
+                    FileRead::Error(e) => {
+                        return Err(PolicyError::File {
+                            path: PROJECT_RULES_REL.to_string(),
+                            msg: e,
+                        });
+                    }
                 };
                 let needs_trust = |s: &LayerState| {
                     s.rules.iter().any(|r| r.action() == RuleAction::Allow)
@@ -371,20 +458,48 @@ impl Policy {
             self.jail.root().join(PROJECT_RULES_REL),
             self.jail.root().join(".ground-link"),
         ];
+        // The watcher's callback runs on notify's own thread, which must not call back into
+        // the watcher (adding a watch from there deadlocks): a small thread does the work.
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        std::thread::Builder::new()
+            .name("ground-link-rules".into())
+            .spawn(move || {
+                while rx.recv().is_ok() {
+                    while rx.try_recv().is_ok() {} // one reload for a burst of events
+                    let Some(policy) = weak.upgrade() else { break };
+                    // Watch a new `.ground-link/` first, then read: a file written before the
+                    // watch existed is picked up by this reload, later ones raise their own event.
+                    policy.rewatch_project();
+                    policy.reload();
+                }
+            })
+            .map_err(|e| PolicyError::File {
+                path: "watcher".into(),
+                msg: e.to_string(),
+            })?;
         let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
             let Ok(event) = res else { return };
-            let relevant = event.paths.iter().any(|p| files.iter().any(|f| p == f || p.starts_with(f)));
-            if !relevant {
-                return;
-            }
-            if let Some(policy) = weak.upgrade() {
-                policy.reload();
-                policy.rewatch_project();
+            if event
+                .paths
+                .iter()
+                .any(|p| files.iter().any(|f| p == f || p.starts_with(f)))
+            {
+                let _ = tx.send(());
             }
         })
-        .map_err(|e| PolicyError::File { path: "watcher".into(), msg: e.to_string() })?;
+        .map_err(|e| PolicyError::File {
+            path: "watcher".into(),
+            msg: e.to_string(),
+        })?;
         let _ = std::fs::create_dir_all(&self.paths.config_dir);
-        for dir in [self.paths.managed.parent(), Some(self.paths.config_dir.as_path()), Some(self.jail.root())].into_iter().flatten() {
+        for dir in [
+            self.paths.managed.parent(),
+            Some(self.paths.config_dir.as_path()),
+            Some(self.jail.root()),
+        ]
+        .into_iter()
+        .flatten()
+        {
             if dir.is_dir() {
                 let _ = watcher.watch(dir, RecursiveMode::NonRecursive);
             }
@@ -397,7 +512,12 @@ impl Policy {
     /// `.ground-link/` may appear after start-up; watch it once it does.
     fn rewatch_project(&self) {
         let dir = self.jail.root().join(".ground-link");
-        if let Some(w) = self.watcher.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+        if let Some(w) = self
+            .watcher
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_mut()
+        {
             if dir.is_dir() && !dir.is_symlink() {
                 let _ = w.watch(&dir, RecursiveMode::NonRecursive);
             }
@@ -416,7 +536,11 @@ fn read_plain(path: &Path) -> FileRead {
 fn next_layer(old: &LayerState, read: FileRead) -> LayerState {
     match read {
         FileRead::Missing => LayerState::empty(old.layer, old.path.clone()),
-        FileRead::Text(text) if old.content.as_deref() == Some(text.as_str()) && old.error.is_none() => old.clone(),
+        FileRead::Text(text)
+            if old.content.as_deref() == Some(text.as_str()) && old.error.is_none() =>
+        {
+            old.clone()
+        }
         FileRead::Text(text) => match parse_file(&text, old.layer) {
             Ok((rules, hooks)) => LayerState {
                 layer: old.layer,
@@ -451,15 +575,21 @@ fn with_rule(current: Option<&str>, rule: Rule, shown: &str) -> Result<String, P
     };
     let rules = doc
         .as_object_mut()
-        .ok_or_else(|| PolicyError::File { path: shown.to_string(), msg: "is not a JSON object".into() })?
+        .ok_or_else(|| PolicyError::File {
+            path: shown.to_string(),
+            msg: "is not a JSON object".into(),
+        })?
         .entry("rules")
         .or_insert_with(|| Value::Array(Vec::new()));
-    let list = rules
-        .as_array_mut()
-        .ok_or_else(|| PolicyError::File { path: shown.to_string(), msg: "\"rules\" is not an array".into() })?;
+    let list = rules.as_array_mut().ok_or_else(|| PolicyError::File {
+        path: shown.to_string(),
+        msg: "\"rules\" is not an array".into(),
+    })?;
     let mut rule = rule;
-    let taken: std::collections::HashSet<String> =
-        list.iter().filter_map(|r| r.get("id").and_then(Value::as_str).map(str::to_string)).collect();
+    let taken: std::collections::HashSet<String> = list
+        .iter()
+        .filter_map(|r| r.get("id").and_then(Value::as_str).map(str::to_string))
+        .collect();
     if taken.contains(&rule.id) {
         let base = rule.id.clone();
         let mut n = 2;
@@ -468,27 +598,41 @@ fn with_rule(current: Option<&str>, rule: Rule, shown: &str) -> Result<String, P
         }
         rule.id = format!("{base}-{n}");
     }
-    list.push(serde_json::to_value(&rule).map_err(|e| PolicyError::File { path: shown.to_string(), msg: e.to_string() })?);
-    let mut text = serde_json::to_string_pretty(&doc).map_err(|e| PolicyError::File { path: shown.to_string(), msg: e.to_string() })?;
+    list.push(serde_json::to_value(&rule).map_err(|e| PolicyError::File {
+        path: shown.to_string(),
+        msg: e.to_string(),
+    })?);
+    let mut text = serde_json::to_string_pretty(&doc).map_err(|e| PolicyError::File {
+        path: shown.to_string(),
+        msg: e.to_string(),
+    })?;
     text.push('\n');
     Ok(text)
 }
 
 /// Atomic write for ground-link's own files outside any sandbox (config and data dirs).
 pub fn write_atomic_plain(path: &Path, bytes: &[u8]) -> Result<(), PolicyError> {
-    let err = |e: std::io::Error| PolicyError::File { path: path.display().to_string(), msg: e.to_string() };
+    let err = |e: std::io::Error| PolicyError::File {
+        path: path.display().to_string(),
+        msg: e.to_string(),
+    };
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(err)?;
     let mut suffix = [0u8; 6];
     let _ = getrandom::fill(&mut suffix);
     let tmp = dir.join(format!(
         ".{}.tmp-{}",
-        path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+        path.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
         hex::encode(suffix)
     ));
     let result = (|| {
         use std::io::Write;
-        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)

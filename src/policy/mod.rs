@@ -12,7 +12,8 @@ use crate::policy::classify::CommandAnalysis;
 use crate::policy::layers::Snapshot;
 use crate::policy::rules::{CompiledRule, Subject};
 use crate::protocol::{
-    ApprovalMode, Decision, Layer, Risk, RuleAction, RuleRef, SandboxMode, Scope, Step, StepKind, ToolName, Verdict,
+    ApprovalMode, Decision, Layer, Risk, RuleAction, RuleRef, SandboxMode, Scope, Step, StepKind,
+    ToolName, Verdict,
 };
 
 /// A path the call touches, after the jail resolved it.
@@ -64,21 +65,51 @@ struct Trace {
 
 impl Trace {
     fn pass(&mut self, step: StepKind, detail: impl Into<String>) {
-        self.steps.push(Step { step, outcome: None, detail: detail.into() });
+        self.steps.push(Step {
+            step,
+            outcome: None,
+            detail: detail.into(),
+        });
     }
-    fn end(mut self, step: StepKind, verdict: Verdict, risk: Risk, reason: String, rule: Option<RuleRef>, scopes: Vec<Scope>) -> Outcome {
-        self.steps.push(Step { step, outcome: Some(verdict), detail: reason.clone() });
-        Outcome { decision: Decision { decision: verdict, risk, reason, rule, steps: self.steps }, scopes }
+    fn end(
+        mut self,
+        step: StepKind,
+        verdict: Verdict,
+        risk: Risk,
+        reason: String,
+        rule: Option<RuleRef>,
+        scopes: Vec<Scope>,
+    ) -> Outcome {
+        self.steps.push(Step {
+            step,
+            outcome: Some(verdict),
+            detail: reason.clone(),
+        });
+        Outcome {
+            decision: Decision {
+                decision: verdict,
+                risk,
+                reason,
+                rule,
+                steps: self.steps,
+            },
+            scopes,
+        }
     }
 }
 
 fn rule_ref(r: &CompiledRule) -> RuleRef {
-    RuleRef { id: r.id().to_string(), layer: r.layer }
+    RuleRef {
+        id: r.id().to_string(),
+        layer: r.layer,
+    }
 }
 
 fn rule_reason(r: &CompiledRule, verb: &str) -> String {
     match &r.rule.description {
-        Some(d) if !d.trim().is_empty() => format!("{verb} by {} rule {:?}: {d}", r.layer.as_str(), r.id()),
+        Some(d) if !d.trim().is_empty() => {
+            format!("{verb} by {} rule {:?}: {d}", r.layer.as_str(), r.id())
+        }
         _ => format!("{verb} by {} rule {:?}", r.layer.as_str(), r.id()),
     }
 }
@@ -93,7 +124,10 @@ pub fn risk_of(facts: &CallFacts<'_>, base: Risk, settings: &PolicySettings) -> 
     if facts.paths.iter().any(|p| !p.inside) {
         risk = risk.max(Risk::Moderate);
     }
-    if facts.tool == ToolName::ExecCmd && settings.sandbox == SandboxMode::WorkspaceWrite && !settings.exec_confined {
+    if facts.tool == ToolName::ExecCmd
+        && settings.sandbox == SandboxMode::WorkspaceWrite
+        && !settings.exec_confined
+    {
         risk = Risk::Dangerous;
     }
     risk
@@ -118,6 +152,20 @@ pub fn decide(
         s
     };
 
+    // 4, checked first. Catastrophic commands are denied like jail violations are (nothing
+    // overrides either), so the order does not change any outcome — but "catastrophic" tells
+    // the person and the model far more than "writes outside the root" does for `rm -rf ~`.
+    if let Some(why) = facts.analysis.and_then(|a| a.catastrophic.as_ref()) {
+        return t.end(
+            StepKind::Catastrophic,
+            Verdict::Deny,
+            Risk::Dangerous,
+            format!("catastrophic command: {why}; this is never allowed"),
+            None,
+            vec![],
+        );
+    }
+
     // 2. The jail.
     if let Some(e) = facts.path_errors.first() {
         return t.end(StepKind::Jail, Verdict::Deny, risk, e.clone(), None, vec![]);
@@ -125,19 +173,26 @@ pub fn decide(
     for p in &facts.paths {
         // Reading outside through a command is not the jail's call (the classifier already
         // made it not-safe); every other outside path is, unless the user chose full-access.
-        if !p.inside && settings.sandbox != SandboxMode::FullAccess && (p.write || !p.from_command) {
+        if !p.inside && settings.sandbox != SandboxMode::FullAccess && (p.write || !p.from_command)
+        {
             let what = if p.write { "writes" } else { "uses" };
             return t.end(
                 StepKind::Jail,
                 Verdict::Deny,
                 risk,
-                format!("the call {what} {:?}, which is outside the sandbox root; use a path inside it", p.shown),
+                format!(
+                    "the call {what} {:?}, which is outside the sandbox root; use a path inside it",
+                    p.shown
+                ),
                 None,
                 vec![],
             );
         }
     }
-    t.pass(StepKind::Jail, "every path resolves inside the sandbox root");
+    t.pass(
+        StepKind::Jail,
+        "every path resolves inside the sandbox root",
+    );
 
     // 3. Sandbox mode and protected paths.
     if settings.sandbox == SandboxMode::ReadOnly {
@@ -153,7 +208,10 @@ pub fn decide(
             );
         }
     }
-    t.pass(StepKind::Sandbox, format!("sandbox mode {}", settings.sandbox.as_str()));
+    t.pass(
+        StepKind::Sandbox,
+        format!("sandbox mode {}", settings.sandbox.as_str()),
+    );
     let mut force_ask = false;
     if let Some(p) = facts.paths.iter().find(|p| p.write && p.protected) {
         if settings.sandbox != SandboxMode::FullAccess {
@@ -171,18 +229,12 @@ pub fn decide(
             );
         }
         force_ask = true;
-        t.pass(StepKind::Protected, format!("{:?} is protected: the person must approve this call itself", p.shown));
-    }
-
-    // 4. Catastrophic commands.
-    if let Some(why) = facts.analysis.and_then(|a| a.catastrophic.as_ref()) {
-        return t.end(
-            StepKind::Catastrophic,
-            Verdict::Deny,
-            Risk::Dangerous,
-            format!("catastrophic command: {why}; this is never allowed"),
-            None,
-            vec![],
+        t.pass(
+            StepKind::Protected,
+            format!(
+                "{:?} is protected: the person must approve this call itself",
+                p.shown
+            ),
         );
     }
 
@@ -196,13 +248,37 @@ pub fn decide(
     };
 
     // 5. Deny rules, every layer (an untrusted project file may still forbid).
-    if let Some(r) = snap.strict_rules(RuleAction::Deny).find(|r| r.matches_any(&subject)) {
-        return t.end(StepKind::DenyRule, Verdict::Deny, risk, rule_reason(r, "denied"), Some(rule_ref(r)), vec![]);
+    if let Some(r) = snap
+        .strict_rules(RuleAction::Deny)
+        .find(|r| r.matches_any(&subject))
+    {
+        return t.end(
+            StepKind::DenyRule,
+            Verdict::Deny,
+            risk,
+            rule_reason(r, "denied"),
+            Some(rule_ref(r)),
+            vec![],
+        );
     }
     // 6. Ask rules.
-    let scopes = if force_ask { vec![Scope::Once] } else { all_scopes() };
-    if let Some(r) = snap.strict_rules(RuleAction::Ask).find(|r| r.matches_any(&subject)) {
-        return t.end(StepKind::AskRule, Verdict::Ask, risk, rule_reason(r, "must be asked"), Some(rule_ref(r)), scopes);
+    let scopes = if force_ask {
+        vec![Scope::Once]
+    } else {
+        all_scopes()
+    };
+    if let Some(r) = snap
+        .strict_rules(RuleAction::Ask)
+        .find(|r| r.matches_any(&subject))
+    {
+        return t.end(
+            StepKind::AskRule,
+            Verdict::Ask,
+            risk,
+            rule_reason(r, "must be asked"),
+            Some(rule_ref(r)),
+            scopes,
+        );
     }
     if let Some(why) = snap.degraded() {
         return t.end(StepKind::Default, Verdict::Ask, risk, why, None, scopes);
@@ -224,14 +300,24 @@ pub fn decide(
             Some(_) => "every part of the command is read-only inside the sandbox".to_string(),
             None => format!("{} is read-only", facts.tool),
         };
-        return t.end(StepKind::Classify, Verdict::Allow, risk, detail, None, scopes);
+        return t.end(
+            StepKind::Classify,
+            Verdict::Allow,
+            risk,
+            detail,
+            None,
+            scopes,
+        );
     }
     let why_not_safe = facts
         .analysis
         .map(|a| a.reasons.join("; "))
         .filter(|r| !r.is_empty())
         .unwrap_or_else(|| format!("{} changes files", facts.tool));
-    t.pass(StepKind::Classify, format!("{}: {why_not_safe}", risk.as_str()));
+    t.pass(
+        StepKind::Classify,
+        format!("{}: {why_not_safe}", risk.as_str()),
+    );
 
     // A command that reads outside the root is never waved through by a rule, grant or mode.
     let reads_outside = facts.paths.iter().any(|p| p.from_command && !p.inside);
@@ -248,10 +334,26 @@ pub fn decide(
 
     // 8. Allow rules from trusted layers.
     if let Some(r) = snap.allow_rules().find(|r| r.covers_all(&subject)) {
-        return t.end(StepKind::AllowRule, Verdict::Allow, risk, rule_reason(r, "allowed"), Some(rule_ref(r)), scopes);
+        return t.end(
+            StepKind::AllowRule,
+            Verdict::Allow,
+            risk,
+            rule_reason(r, "allowed"),
+            Some(rule_ref(r)),
+            scopes,
+        );
     }
-    if !snap.project_trusted && snap.project.rules.iter().any(|r| r.action() == RuleAction::Allow && r.covers_all(&subject)) {
-        t.pass(StepKind::AllowRule, "a project allow rule matches, but the project file is not trusted; it is ignored");
+    if !snap.project_trusted
+        && snap
+            .project
+            .rules
+            .iter()
+            .any(|r| r.action() == RuleAction::Allow && r.covers_all(&subject))
+    {
+        t.pass(
+            StepKind::AllowRule,
+            "a project allow rule matches, but the project file is not trusted; it is ignored",
+        );
     }
     // 9. Grants for this conversation.
     if let Some(r) = grants.iter().find(|r| r.covers_all(&subject)) {
@@ -261,14 +363,31 @@ pub fn decide(
             Verdict::Allow,
             risk,
             reason,
-            Some(RuleRef { id: r.id().to_string(), layer: Layer::Session }),
+            Some(RuleRef {
+                id: r.id().to_string(),
+                layer: Layer::Session,
+            }),
             scopes,
         );
     }
     // 10. Mode auto lets moderate calls through.
     if settings.mode == ApprovalMode::Auto && risk == Risk::Moderate {
-        return t.end(StepKind::Mode, Verdict::Allow, risk, format!("mode auto allows moderate calls ({why_not_safe})"), None, scopes);
+        return t.end(
+            StepKind::Mode,
+            Verdict::Allow,
+            risk,
+            format!("mode auto allows moderate calls ({why_not_safe})"),
+            None,
+            scopes,
+        );
     }
     // 11. Ask.
-    t.end(StepKind::Default, Verdict::Ask, risk, format!("{} call needs approval: {why_not_safe}", risk.as_str()), None, scopes)
+    t.end(
+        StepKind::Default,
+        Verdict::Ask,
+        risk,
+        format!("{} call needs approval: {why_not_safe}", risk.as_str()),
+        None,
+        scopes,
+    )
 }

@@ -14,12 +14,17 @@ use crate::protocol::{Layer, Rule, RuleAction, RuleMatch, ToolName};
 pub enum RuleError {
     #[error("rule {id:?}: {msg}")]
     Invalid { id: String, msg: String },
-    #[error("shorthand {0:?} is not understood; write it like Bash(npm test *), Read(src/**) or Edit(*.md)")]
+    #[error(
+        "shorthand {0:?} is not understood; write it like Bash(npm test *), Read(src/**) or Edit(*.md)"
+    )]
     Shorthand(String),
 }
 
 fn invalid(id: &str, msg: impl Into<String>) -> RuleError {
-    RuleError::Invalid { id: id.to_string(), msg: msg.into() }
+    RuleError::Invalid {
+        id: id.to_string(),
+        msg: msg.into(),
+    }
 }
 
 /// A rule ready for matching.
@@ -49,7 +54,10 @@ impl CompiledRule {
     pub fn compile(rule: Rule, layer: Layer) -> Result<CompiledRule, RuleError> {
         let id = rule.id.trim();
         if id.is_empty() {
-            return Err(invalid(&rule.id, "`id` is empty; give every rule a short unique id"));
+            return Err(invalid(
+                &rule.id,
+                "`id` is empty; give every rule a short unique id",
+            ));
         }
         let tool = if rule.tool == "*" {
             None
@@ -62,11 +70,17 @@ impl CompiledRule {
             None => None,
             Some(p) => {
                 if tool.is_some_and(|t| t != ToolName::ExecCmd) {
-                    return Err(invalid(id, "`commandPrefix` only applies to exec_cmd rules"));
+                    return Err(invalid(
+                        id,
+                        "`commandPrefix` only applies to exec_cmd rules",
+                    ));
                 }
                 let words: Vec<String> = p.split_whitespace().map(str::to_string).collect();
                 if words.is_empty() {
-                    return Err(invalid(id, "`commandPrefix` is empty; leave it out to match every command"));
+                    return Err(invalid(
+                        id,
+                        "`commandPrefix` is empty; leave it out to match every command",
+                    ));
                 }
                 Some(words)
             }
@@ -75,7 +89,13 @@ impl CompiledRule {
             None => None,
             Some(g) => Some(compile_glob(g).map_err(|e| invalid(id, e))?),
         };
-        let compiled = CompiledRule { rule, layer, tool, prefix, glob };
+        let compiled = CompiledRule {
+            rule,
+            layer,
+            tool,
+            prefix,
+            glob,
+        };
         compiled.check_examples()?;
         Ok(compiled)
     }
@@ -99,7 +119,10 @@ impl CompiledRule {
         }
         let prefix_ok = match &self.prefix {
             None => true,
-            Some(p) => s.parts.iter().any(|part| starts_with(&part.words, p) || starts_with(&part.effective, p)),
+            Some(p) => s
+                .parts
+                .iter()
+                .any(|part| starts_with(&part.words, p) || starts_with(&part.effective, p)),
         };
         let glob_ok = match &self.glob {
             None => true,
@@ -118,7 +141,9 @@ impl CompiledRule {
         }
         let prefix_ok = match &self.prefix {
             None => true,
-            Some(p) => !s.parts.is_empty() && s.parts.iter().all(|part| starts_with(&part.words, p)),
+            Some(p) => {
+                !s.parts.is_empty() && s.parts.iter().all(|part| starts_with(&part.words, p))
+            }
         };
         let glob_ok = match &self.glob {
             None => true,
@@ -129,7 +154,9 @@ impl CompiledRule {
 
     /// Check the rule against its own `examples`; a rule that disagrees with them is refused.
     fn check_examples(&self) -> Result<(), RuleError> {
-        let Some(ex) = &self.rule.examples else { return Ok(()) };
+        let Some(ex) = &self.rule.examples else {
+            return Ok(());
+        };
         let as_command = self.prefix.is_some() || self.tool == Some(ToolName::ExecCmd);
         let root = std::path::Path::new("/nonexistent-ground-link-example-root");
         let check = |example: &str| -> bool {
@@ -147,8 +174,12 @@ impl CompiledRule {
                 }
             } else {
                 let paths = [example.trim_start_matches("./").to_string()];
-                let subject =
-                    Subject { tool: self.tool.unwrap_or(ToolName::ReadFile), paths: &paths, parts: &[], parsed: true };
+                let subject = Subject {
+                    tool: self.tool.unwrap_or(ToolName::ReadFile),
+                    paths: &paths,
+                    parts: &[],
+                    parsed: true,
+                };
                 match self.rule.action {
                     RuleAction::Allow => self.covers_all(&subject),
                     RuleAction::Deny | RuleAction::Ask => self.matches_any(&subject),
@@ -157,12 +188,18 @@ impl CompiledRule {
         };
         for m in &ex.matches {
             if !check(m) {
-                return Err(invalid(self.id(), format!("example {m:?} should match this rule but does not")));
+                return Err(invalid(
+                    self.id(),
+                    format!("example {m:?} should match this rule but does not"),
+                ));
             }
         }
         for m in &ex.not_match {
             if check(m) {
-                return Err(invalid(self.id(), format!("example {m:?} should not match this rule but does")));
+                return Err(invalid(
+                    self.id(),
+                    format!("example {m:?} should not match this rule but does"),
+                ));
             }
         }
         Ok(())
@@ -180,7 +217,11 @@ pub fn compile_glob(glob: &str) -> Result<GlobMatcher, String> {
     if g.is_empty() {
         return Err("`pathGlob` is empty; leave it out to match every path".to_string());
     }
-    let pattern = if g.contains('/') { g.to_string() } else { format!("**/{g}") };
+    let pattern = if g.contains('/') {
+        g.to_string()
+    } else {
+        format!("**/{g}")
+    };
     GlobBuilder::new(&pattern)
         .literal_separator(true)
         .backslash_escape(true)
@@ -197,32 +238,55 @@ pub fn expand_shorthand(text: &str, action: RuleAction) -> Result<Vec<Rule>, Rul
     let s = text.trim();
     let (name, arg) = match s.find('(') {
         Some(open) => {
-            let close = s.strip_suffix(')').ok_or_else(|| RuleError::Shorthand(text.to_string()))?;
+            let close = s
+                .strip_suffix(')')
+                .ok_or_else(|| RuleError::Shorthand(text.to_string()))?;
             (&s[..open], Some(close[open + 1..].trim()))
         }
         None => (s, None),
     };
     let tools: Vec<ToolName> = match name {
-        "Read" => vec![ToolName::ReadFile, ToolName::Grep, ToolName::Glob, ToolName::ListDir],
+        "Read" => vec![
+            ToolName::ReadFile,
+            ToolName::Grep,
+            ToolName::Glob,
+            ToolName::ListDir,
+        ],
         "Edit" => vec![ToolName::EditFile, ToolName::WriteFile],
-        other => vec![ToolName::from_alias(other).ok_or_else(|| RuleError::Shorthand(text.to_string()))?],
+        other => vec![
+            ToolName::from_alias(other).ok_or_else(|| RuleError::Shorthand(text.to_string()))?,
+        ],
     };
     let arg = arg.filter(|a| !a.is_empty() && *a != "*" && *a != "**");
     let matches = match (tools[0], arg) {
         (_, None) => RuleMatch::default(),
         (ToolName::ExecCmd, Some(a)) => {
-            let prefix = a.strip_suffix(":*").or_else(|| a.strip_suffix(" *")).unwrap_or(a).trim();
+            let prefix = a
+                .strip_suffix(":*")
+                .or_else(|| a.strip_suffix(" *"))
+                .unwrap_or(a)
+                .trim();
             if prefix.is_empty() || prefix.contains('*') {
                 return Err(RuleError::Shorthand(text.to_string()));
             }
-            RuleMatch { command_prefix: Some(prefix.to_string()), path_glob: None }
+            RuleMatch {
+                command_prefix: Some(prefix.to_string()),
+                path_glob: None,
+            }
         }
-        (_, Some(a)) => RuleMatch { command_prefix: None, path_glob: Some(a.to_string()) },
+        (_, Some(a)) => RuleMatch {
+            command_prefix: None,
+            path_glob: Some(a.to_string()),
+        },
     };
     Ok(tools
         .into_iter()
         .map(|t| Rule {
-            id: if name == "Read" || name == "Edit" { format!("{s} [{t}]") } else { s.to_string() },
+            id: if name == "Read" || name == "Edit" {
+                format!("{s} [{t}]")
+            } else {
+                s.to_string()
+            },
             action,
             tool: t.as_str().to_string(),
             matches: matches.clone(),
@@ -237,7 +301,13 @@ mod tests {
     use super::*;
 
     fn part(words: &[&str]) -> CommandPart {
-        let analysis = classify(&words.join(" "), &ClassifyContext { root: std::path::Path::new("/r"), home: None });
+        let analysis = classify(
+            &words.join(" "),
+            &ClassifyContext {
+                root: std::path::Path::new("/r"),
+                home: None,
+            },
+        );
         analysis.parts.into_iter().next().unwrap()
     }
 
@@ -247,14 +317,27 @@ mod tests {
             id: "t".into(),
             action: RuleAction::Allow,
             tool: "exec_cmd".into(),
-            matches: RuleMatch { command_prefix: Some("npm test".into()), path_glob: None },
+            matches: RuleMatch {
+                command_prefix: Some("npm test".into()),
+                path_glob: None,
+            },
             description: None,
             examples: None,
         };
         let r = CompiledRule::compile(rule, Layer::Global).unwrap();
-        for (cmd, want) in [(&["npm", "test"][..], true), (&["npm", "test", "-x"], true), (&["npm", "tests"], false), (&["npm"], false)] {
+        for (cmd, want) in [
+            (&["npm", "test"][..], true),
+            (&["npm", "test", "-x"], true),
+            (&["npm", "tests"], false),
+            (&["npm"], false),
+        ] {
             let parts = [part(cmd)];
-            let s = Subject { tool: ToolName::ExecCmd, paths: &[], parts: &parts, parsed: true };
+            let s = Subject {
+                tool: ToolName::ExecCmd,
+                paths: &[],
+                parts: &parts,
+                parsed: true,
+            };
             assert_eq!(r.covers_all(&s), want, "{cmd:?}");
         }
     }
@@ -268,10 +351,19 @@ mod tests {
         assert_eq!(r[0].matches.command_prefix.as_deref(), Some("git log"));
         let r = expand_shorthand("Read(src/**)", RuleAction::Deny).unwrap();
         assert_eq!(r.len(), 4);
-        assert!(r.iter().all(|x| x.matches.path_glob.as_deref() == Some("src/**")));
+        assert!(
+            r.iter()
+                .all(|x| x.matches.path_glob.as_deref() == Some("src/**"))
+        );
         let r = expand_shorthand("Edit(*.config.*)", RuleAction::Allow).unwrap();
-        assert_eq!(r.iter().map(|x| x.tool.as_str()).collect::<Vec<_>>(), ["edit_file", "write_file"]);
-        assert_eq!(expand_shorthand("Bash", RuleAction::Ask).unwrap()[0].matches, RuleMatch::default());
+        assert_eq!(
+            r.iter().map(|x| x.tool.as_str()).collect::<Vec<_>>(),
+            ["edit_file", "write_file"]
+        );
+        assert_eq!(
+            expand_shorthand("Bash", RuleAction::Ask).unwrap()[0].matches,
+            RuleMatch::default()
+        );
         for bad in ["Bash(npm test", "Frobnicate(x)", "Bash(np*m)", "(x)"] {
             assert!(expand_shorthand(bad, RuleAction::Allow).is_err(), "{bad}");
         }

@@ -104,12 +104,20 @@ pub enum FsError {
     #[error("`limit` is 0; ask for at least one line")]
     ZeroLimit,
     #[error("{path:?} has {lines} lines; `offset` {offset} is past the end")]
-    PastEnd { path: String, lines: u64, offset: u64 },
-    #[error("`oldString` is empty; give the exact text to replace (use write_file to replace the whole file)")]
+    PastEnd {
+        path: String,
+        lines: u64,
+        offset: u64,
+    },
+    #[error(
+        "`oldString` is empty; give the exact text to replace (use write_file to replace the whole file)"
+    )]
     EmptyOld,
     #[error("`oldString` and `newString` are the same; nothing would change")]
     SameStrings,
-    #[error("`oldString` was not found in {0:?}; read the file and copy the exact text, including whitespace")]
+    #[error(
+        "`oldString` was not found in {0:?}; read the file and copy the exact text, including whitespace"
+    )]
     NotFound(String),
     #[error(
         "`oldString` occurs {count} times in {path:?}; add surrounding lines to make it unique, or set `replaceAll` to true"
@@ -118,7 +126,10 @@ pub enum FsError {
     #[error("{path:?} would be {size} bytes; the limit is {WRITE_MAX_BYTES} bytes")]
     TooLarge { path: String, size: usize },
     #[error("{path:?}: {source}")]
-    Io { path: String, source: std::io::Error },
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
 }
 
 /// What a file tool produced: text for the model and whether it was cut short.
@@ -135,7 +146,9 @@ pub fn list_dir(jail: &Jail, args: &ListDirArgs) -> Result<ToolText, FsError> {
     let dir = jail.resolve(&args.path)?;
     // Opening through the jail proves the directory is beneath the root right now.
     drop(jail.open_dir(&dir).map_err(|e| match e {
-        JailError::Io { path, source } if source.raw_os_error() == Some(20) => FsError::NotDir(path),
+        JailError::Io { path, source } if source.raw_os_error() == Some(20) => {
+            FsError::NotDir(path)
+        }
         other => FsError::Jail(other),
     })?);
     let mut walker = ignore::WalkBuilder::new(&dir.abs);
@@ -157,7 +170,11 @@ pub fn list_dir(jail: &Jail, args: &ListDirArgs) -> Result<ToolText, FsError> {
             continue;
         }
         // In full-access a listing outside the root was asked for by its absolute path.
-        let rel = if dir.inside { jail.display(entry.path()) } else { entry.path().display().to_string() };
+        let rel = if dir.inside {
+            jail.display(entry.path())
+        } else {
+            entry.path().display().to_string()
+        };
         // Drop entries a concurrent directory-for-symlink swap smuggled in from outside.
         if dir.inside && !jail.still_beneath(&rel) {
             continue;
@@ -177,7 +194,11 @@ pub fn list_dir(jail: &Jail, args: &ListDirArgs) -> Result<ToolText, FsError> {
         };
         lines.push(line);
     }
-    let mut text = if lines.is_empty() { format!("{} is empty", dir.rel) } else { lines.join("\n") };
+    let mut text = if lines.is_empty() {
+        format!("{} is empty", dir.rel)
+    } else {
+        lines.join("\n")
+    };
     if truncated {
         text.push_str(&format!(
             "\n[listing truncated at {LIST_MAX_ENTRIES} entries; list a subdirectory or use glob]"
@@ -198,7 +219,10 @@ pub fn read_file(jail: &Jail, args: &ReadFileArgs) -> Result<ToolText, FsError> 
     let r = jail.resolve(&args.path)?;
     let file = open_file(jail, &r)?;
     let mut reader = BufReader::with_capacity(64 * 1024, file);
-    let io_err = |e: std::io::Error| FsError::Io { path: r.rel.clone(), source: e };
+    let io_err = |e: std::io::Error| FsError::Io {
+        path: r.rel.clone(),
+        source: e,
+    };
 
     let mut out = String::new();
     let mut line = Vec::new();
@@ -241,12 +265,23 @@ pub fn read_file(jail: &Jail, args: &ReadFileArgs) -> Result<ToolText, FsError> 
     }
     if shown == 0 {
         if number == 0 && offset == 1 {
-            return Ok(ToolText { text: format!("{} is empty", r.rel), truncated: false });
+            return Ok(ToolText {
+                text: format!("{} is empty", r.rel),
+                truncated: false,
+            });
         }
-        return Err(FsError::PastEnd { path: r.rel.clone(), lines: number, offset });
+        return Err(FsError::PastEnd {
+            path: r.rel.clone(),
+            lines: number,
+            offset,
+        });
     }
     if more {
-        let next = if byte_cut { offset + shown - 1 } else { offset + shown };
+        let next = if byte_cut {
+            offset + shown - 1
+        } else {
+            offset + shown
+        };
         out.push_str(&format!(
             "[showing lines {offset}-{}; more follows: call read_file with offset {next} to continue]",
             offset + shown - 1
@@ -254,12 +289,18 @@ pub fn read_file(jail: &Jail, args: &ReadFileArgs) -> Result<ToolText, FsError> 
     } else if out.ends_with('\n') {
         out.pop();
     }
-    Ok(ToolText { text: out, truncated: more })
+    Ok(ToolText {
+        text: out,
+        truncated: more,
+    })
 }
 
 fn open_file(jail: &Jail, r: &Resolved) -> Result<std::fs::File, FsError> {
     let file = jail.open_read(r)?;
-    let md = file.metadata().map_err(|e| FsError::Io { path: r.rel.clone(), source: e })?;
+    let md = file.metadata().map_err(|e| FsError::Io {
+        path: r.rel.clone(),
+        source: e,
+    })?;
     if md.is_dir() {
         return Err(FsError::IsDir(r.rel.clone()));
     }
@@ -273,9 +314,15 @@ fn current_content(jail: &Jail, r: &Resolved) -> Result<Option<Vec<u8>>, FsError
             let mut buf = Vec::new();
             file.take(WRITE_MAX_BYTES as u64 + 1)
                 .read_to_end(&mut buf)
-                .map_err(|e| FsError::Io { path: r.rel.clone(), source: e })?;
+                .map_err(|e| FsError::Io {
+                    path: r.rel.clone(),
+                    source: e,
+                })?;
             if buf.len() > WRITE_MAX_BYTES {
-                return Err(FsError::TooLarge { path: r.rel.clone(), size: buf.len() });
+                return Err(FsError::TooLarge {
+                    path: r.rel.clone(),
+                    size: buf.len(),
+                });
             }
             Ok(Some(buf))
         }
@@ -285,7 +332,10 @@ fn current_content(jail: &Jail, r: &Resolved) -> Result<Option<Vec<u8>>, FsError
 }
 
 /// The content `write_file` would leave behind, and the content it replaces.
-pub fn planned_write(jail: &Jail, args: &WriteFileArgs) -> Result<(Option<Vec<u8>>, Vec<u8>), FsError> {
+pub fn planned_write(
+    jail: &Jail,
+    args: &WriteFileArgs,
+) -> Result<(Option<Vec<u8>>, Vec<u8>), FsError> {
     let r = jail.resolve(&args.path)?;
     let old = current_content(jail, &r)?;
     let new = match (args.mode, &old) {
@@ -297,7 +347,10 @@ pub fn planned_write(jail: &Jail, args: &WriteFileArgs) -> Result<(Option<Vec<u8
         _ => args.content.as_bytes().to_vec(),
     };
     if new.len() > WRITE_MAX_BYTES {
-        return Err(FsError::TooLarge { path: r.rel.clone(), size: new.len() });
+        return Err(FsError::TooLarge {
+            path: r.rel.clone(),
+            size: new.len(),
+        });
     }
     Ok((old, new))
 }
@@ -313,7 +366,12 @@ pub fn write_file(jail: &Jail, args: &WriteFileArgs) -> Result<ToolText, FsError
         (WriteMode::Overwrite, true) => "overwrote",
     };
     Ok(ToolText {
-        text: format!("{verb} {} ({} bytes written, {} bytes now)", r.rel, args.content.len(), new.len()),
+        text: format!(
+            "{verb} {} ({} bytes written, {} bytes now)",
+            r.rel,
+            args.content.len(),
+            new.len()
+        ),
         truncated: false,
     })
 }
@@ -327,12 +385,16 @@ pub fn planned_edit(jail: &Jail, args: &EditFileArgs) -> Result<(String, String,
         return Err(FsError::SameStrings);
     }
     let r = jail.resolve(&args.path)?;
-    let old = current_content(jail, &r)?.ok_or_else(|| FsError::Jail(JailError::NotFound(r.rel.clone())))?;
+    let old = current_content(jail, &r)?
+        .ok_or_else(|| FsError::Jail(JailError::NotFound(r.rel.clone())))?;
     let old = String::from_utf8(old).map_err(|_| FsError::Binary(r.rel.clone()))?;
     let count = old.matches(&args.old_string).count();
     match count {
         0 => Err(FsError::NotFound(r.rel.clone())),
-        n if n > 1 && !args.replace_all => Err(FsError::Ambiguous { path: r.rel.clone(), count: n }),
+        n if n > 1 && !args.replace_all => Err(FsError::Ambiguous {
+            path: r.rel.clone(),
+            count: n,
+        }),
         n => {
             let new = if args.replace_all {
                 old.replace(&args.old_string, &args.new_string)
@@ -340,7 +402,10 @@ pub fn planned_edit(jail: &Jail, args: &EditFileArgs) -> Result<(String, String,
                 old.replacen(&args.old_string, &args.new_string, 1)
             };
             if new.len() > WRITE_MAX_BYTES {
-                return Err(FsError::TooLarge { path: r.rel.clone(), size: new.len() });
+                return Err(FsError::TooLarge {
+                    path: r.rel.clone(),
+                    size: new.len(),
+                });
             }
             Ok((old, new, n))
         }
@@ -351,8 +416,15 @@ pub fn edit_file(jail: &Jail, args: &EditFileArgs) -> Result<ToolText, FsError> 
     let r = jail.resolve(&args.path)?;
     let (_, new, count) = planned_edit(jail, args)?;
     jail.write_atomic(&r, new.as_bytes())?;
-    let noun = if count == 1 { "occurrence" } else { "occurrences" };
-    Ok(ToolText { text: format!("replaced {count} {noun} in {}", r.rel), truncated: false })
+    let noun = if count == 1 {
+        "occurrence"
+    } else {
+        "occurrences"
+    };
+    Ok(ToolText {
+        text: format!("replaced {count} {noun} in {}", r.rel),
+        truncated: false,
+    })
 }
 
 /// A unified diff of what a write or edit would change, for the approval dialog.
@@ -372,7 +444,11 @@ pub fn human_size(n: u64) -> String {
         v /= 1024.0;
         unit += 1;
     }
-    if unit == 0 { format!("{n} B") } else { format!("{v:.1} {}", UNITS[unit]) }
+    if unit == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[unit])
+    }
 }
 
 pub(crate) fn floor_char_boundary(s: &str, mut i: usize) -> usize {

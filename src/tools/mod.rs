@@ -79,18 +79,29 @@ pub enum ArgError {
 }
 
 fn tool_list() -> String {
-    ToolName::ALL.iter().map(|t| t.as_str()).collect::<Vec<_>>().join(", ")
+    ToolName::ALL
+        .iter()
+        .map(|t| t.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Validate `args` for the tool named `name` (aliases accepted).
 pub fn parse_args(name: &str, args: &Map<String, Value>) -> Result<ToolArgs, ArgError> {
     let tool = ToolName::from_alias(name).ok_or_else(|| ArgError::UnknownTool(name.to_string()))?;
-    fn typed<T: serde::de::DeserializeOwned>(tool: ToolName, args: &Map<String, Value>) -> Result<T, ArgError> {
+    fn typed<T: serde::de::DeserializeOwned>(
+        tool: ToolName,
+        args: &Map<String, Value>,
+    ) -> Result<T, ArgError> {
         let value = Value::Object(args.clone());
         serde_path_to_error::deserialize(value).map_err(|e| {
             let path = e.path().to_string();
             let inner = e.into_inner().to_string();
-            let detail = if path == "." { inner } else { format!("field `{path}`: {inner}") };
+            let detail = if path == "." {
+                inner
+            } else {
+                format!("field `{path}`: {inner}")
+            };
             ArgError::Invalid { tool, detail }
         })
     }
@@ -134,9 +145,24 @@ fn schema<T: JsonSchema>() -> Value {
 /// The live tool registry; the bridge, the instructions and MCP are generated from it.
 pub fn registry() -> &'static [ToolSpec] {
     static REGISTRY: LazyLock<Vec<ToolSpec>> = LazyLock::new(|| {
-        let ro = Annotations { read_only_hint: true, destructive_hint: false, idempotent_hint: true, open_world_hint: false };
-        let write = Annotations { read_only_hint: false, destructive_hint: true, idempotent_hint: false, open_world_hint: false };
-        let exec = Annotations { read_only_hint: false, destructive_hint: true, idempotent_hint: false, open_world_hint: true };
+        let ro = Annotations {
+            read_only_hint: true,
+            destructive_hint: false,
+            idempotent_hint: true,
+            open_world_hint: false,
+        };
+        let write = Annotations {
+            read_only_hint: false,
+            destructive_hint: true,
+            idempotent_hint: false,
+            open_world_hint: false,
+        };
+        let exec = Annotations {
+            read_only_hint: false,
+            destructive_hint: true,
+            idempotent_hint: false,
+            open_world_hint: true,
+        };
         vec![
             ToolSpec {
                 name: ToolName::ListDir,
