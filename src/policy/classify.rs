@@ -1,1 +1,0 @@
-//! Shell command classification (DESIGN §5.2).
