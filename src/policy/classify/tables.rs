@@ -1,0 +1,466 @@
+//! The tables behind the program rules: which programs are shells, interpreters, build and
+//! test runners, quiet printers, read-only readers (with the options that change that), and
+//! package managers (with their read-only, installing and script-running subcommands).
+//! Kept apart from the rules so adding a program is adding a line.
+
+/// Shells: `-c` strings and here-documents are parsed as scripts.
+pub(super) const SHELLS: &[&str] = &[
+    "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "fish", "csh", "tcsh", "rbash",
+];
+
+/// Interpreters: run code we cannot read (`python -c`, `node script.js`).
+pub(super) const INTERPRETERS: &[&str] = &[
+    "node", "nodejs", "deno", "ruby", "irb", "perl", "php", "lua", "luajit", "Rscript", "R",
+    "julia", "tclsh", "wish", "osascript", "pwsh", "powershell", "groovy", "scala", "kotlin",
+    "java", "jshell", "ghci", "runghc", "runhaskell", "elixir", "erl", "escript", "swift", "pypy",
+    "pypy3", "guile", "racket", "sbcl", "ocaml", "expect",
+];
+
+/// Build tools, test runners and compilers: they run project code the agent can edit.
+pub(super) const RUNNERS: &[&str] = &[
+    "make", "gmake", "cmake", "ninja", "meson", "gradle", "gradlew", "mvn", "mvnw", "ant", "bazel",
+    "bazelisk", "buck", "buck2", "scons", "just", "task", "rake", "invoke", "pytest", "py.test",
+    "tox", "nox", "jest", "vitest", "mocha", "ava", "karma", "phpunit", "rspec", "ctest", "tsc",
+    "eslint", "prettier", "black", "ruff", "mypy", "flake8", "pylint", "rustc", "gcc", "g++", "cc",
+    "c++", "clang", "clang++", "javac", "swiftc", "zig", "dotnet", "nx", "turbo", "lerna",
+    "webpack", "vite", "rollup", "esbuild", "next", "nuxt", "ng",
+];
+
+/// Programs that only print something and take no path arguments.
+pub(super) const QUIET: &[&str] = &[
+    "echo", "pwd", "whoami", "id", "groups", "uname", "true", "false", ":", "seq", "yes", "sleep",
+    "nproc", "uptime", "arch", "tty", "locale", "logname", "users", "who", "w", "pgrep", "which",
+    "whereis", "type", "basename", "dirname", "expr", "factor", "numfmt", "jobs", "wait", "exit",
+    "return", "break", "continue", "shift", "getopts", "dirs", "free", "lscpu", "cal", "clear",
+    "shopt", "help", "lsb_release", "sw_vers", "ulimit", "umask", "unalias", "tr", "let", "times",
+    "caller", "popd",
+];
+
+/// Options of a read-only program: which take a value, which values are paths, which make
+/// the program write or run things.
+pub(super) struct Reader {
+    pub(super) val_short: &'static str,
+    pub(super) val_long: &'static [&'static str],
+    pub(super) reads: &'static [&'static str],
+    pub(super) writes: &'static [&'static str],
+    /// Options that make the program more than a reader, with the reason.
+    pub(super) unsafe_opts: &'static [(&'static str, &'static str)],
+    /// The first operand is a pattern or program, not a file, unless one of these is given.
+    pub(super) pattern_first: Option<&'static [&'static str]>,
+    /// The second operand is an output file (`uniq in out`).
+    pub(super) second_writes: bool,
+    /// Operands starting with `+` are commands (`less +!cmd`).
+    pub(super) plus_runs: bool,
+}
+
+const PLAIN: Reader = Reader {
+    val_short: "",
+    val_long: &[],
+    reads: &[],
+    writes: &[],
+    unsafe_opts: &[],
+    pattern_first: None,
+    second_writes: false,
+    plus_runs: false,
+};
+
+pub(super) const FOLLOWS: &str = "follows symlinks, which may lead outside the sandbox root";
+
+pub(super) fn reader(name: &str) -> Option<Reader> {
+    Some(match name {
+        "cat" | "tac" | "rev" | "comm" | "tsort" | "readlink" | "zcat" | "bzcat" | "xzcat"
+        | "zstdcat" | "lzcat" | "md5sum" | "sha1sum" | "sha224sum" | "sha256sum" | "sha384sum"
+        | "sha512sum" | "b2sum" | "cksum" | "sum" | "base32" | "base64" | "basenc" => Reader {
+            val_short: "sw",
+            ..PLAIN
+        },
+        "head" | "tail" => Reader {
+            val_short: "ncs",
+            val_long: &[
+                "--lines", "--bytes", "--sleep-interval", "--pid", "--max-unchanged-stats",
+            ],
+            ..PLAIN
+        },
+        "wc" => Reader {
+            reads: &["--files0-from"],
+            ..PLAIN
+        },
+        "nl" => Reader {
+            val_short: "bdfhilnsvw",
+            ..PLAIN
+        },
+        "ls" | "dir" | "vdir" => Reader {
+            val_short: "IwT",
+            val_long: &["--ignore", "--hide", "--width", "--tabsize"],
+            ..PLAIN
+        },
+        "stat" => Reader {
+            val_short: "c",
+            val_long: &["--format", "--printf"],
+            ..PLAIN
+        },
+        "file" => Reader {
+            val_short: "mfFPe",
+            val_long: &[
+                "--magic-file", "--files-from", "--separator", "--parameter", "--exclude",
+            ],
+            reads: &["-m", "--magic-file", "-f", "--files-from"],
+            unsafe_opts: &[
+                ("-C", "file -C writes a compiled magic file"),
+                ("--compile", "file -C writes a compiled magic file"),
+            ],
+            ..PLAIN
+        },
+        "du" => Reader {
+            val_short: "BdtX",
+            val_long: &[
+                "--block-size", "--max-depth", "--threshold", "--exclude-from", "--exclude",
+            ],
+            reads: &["-X", "--exclude-from", "--files0-from"],
+            unsafe_opts: &[("-L", FOLLOWS), ("--dereference", FOLLOWS)],
+            ..PLAIN
+        },
+        "df" => Reader {
+            val_short: "Btx",
+            val_long: &["--block-size", "--type", "--exclude-type"],
+            ..PLAIN
+        },
+        "diff" => Reader {
+            val_short: "CUFIxXWLD",
+            val_long: &[
+                "--exclude", "--exclude-from", "--ignore-matching-lines", "--label",
+            ],
+            reads: &["-X", "--exclude-from", "--from-file", "--to-file"],
+            ..PLAIN
+        },
+        "cmp" => Reader {
+            val_short: "in",
+            val_long: &["--ignore-initial", "--bytes"],
+            ..PLAIN
+        },
+        "cut" => Reader {
+            val_short: "bcdf",
+            val_long: &[
+                "--bytes", "--characters", "--delimiter", "--fields", "--output-delimiter",
+            ],
+            ..PLAIN
+        },
+        "paste" => Reader {
+            val_short: "d",
+            val_long: &["--delimiters"],
+            ..PLAIN
+        },
+        "join" => Reader {
+            val_short: "12jteo",
+            ..PLAIN
+        },
+        "column" => Reader {
+            val_short: "scoNRHWEdl",
+            ..PLAIN
+        },
+        "fold" | "fmt" | "expand" | "unexpand" => Reader {
+            val_short: "wpgt",
+            val_long: &["--width", "--tabs", "--prefix", "--goal"],
+            ..PLAIN
+        },
+        "od" => Reader {
+            val_short: "AjNSt",
+            ..PLAIN
+        },
+        "hexdump" => Reader {
+            val_short: "efns",
+            reads: &["-f"],
+            ..PLAIN
+        },
+        "strings" => Reader {
+            val_short: "ntTe",
+            ..PLAIN
+        },
+        "realpath" => Reader {
+            reads: &["--relative-to", "--relative-base"],
+            val_long: &["--relative-to", "--relative-base"],
+            ..PLAIN
+        },
+        "look" => Reader {
+            val_short: "t",
+            pattern_first: Some(&[]),
+            ..PLAIN
+        },
+        "grep" | "egrep" | "fgrep" | "zgrep" => Reader {
+            val_short: "efmABCdD",
+            val_long: &[
+                "--regexp", "--file", "--max-count", "--after-context", "--before-context",
+                "--context", "--include", "--exclude", "--exclude-dir", "--exclude-from",
+                "--label", "--binary-files", "--devices", "--directories", "--group-separator",
+            ],
+            reads: &["-f", "--file", "--exclude-from"],
+            unsafe_opts: &[("-R", FOLLOWS), ("--dereference-recursive", FOLLOWS)],
+            pattern_first: Some(&["-e", "--regexp", "-f", "--file"]),
+            ..PLAIN
+        },
+        "rg" => Reader {
+            val_short: "efgtTmABCjMdEr",
+            val_long: &[
+                "--regexp", "--file", "--glob", "--iglob", "--type", "--type-not", "--type-add",
+                "--type-clear", "--max-count", "--after-context", "--before-context", "--context",
+                "--threads", "--max-columns", "--max-depth", "--maxdepth", "--encoding",
+                "--replace", "--sort", "--sortr", "--max-filesize", "--colors", "--color",
+                "--context-separator", "--field-match-separator", "--field-context-separator",
+                "--path-separator", "--engine", "--dfa-size-limit", "--regex-size-limit",
+                "--ignore-file", "--pre", "--pre-glob", "--hostname-bin", "--hyperlink-format",
+                "--generate",
+            ],
+            reads: &["-f", "--file", "--ignore-file"],
+            unsafe_opts: &[
+                ("--pre", "rg --pre runs a program on every file it searches"),
+                (
+                    "--pre-glob", "rg --pre runs a program on every file it searches",
+                ),
+                ("--hostname-bin", "rg --hostname-bin runs a program"),
+                ("-L", FOLLOWS),
+                ("--follow", FOLLOWS),
+            ],
+            pattern_first: Some(&["-e", "--regexp", "-f", "--file", "--files", "--type-list"]),
+            ..PLAIN
+        },
+        "ag" => Reader {
+            val_short: "ABCGgm",
+            val_long: &[
+                "--after", "--before", "--context", "--file-search-regex", "--max-count",
+                "--ignore", "--ignore-dir", "--pager", "--path-to-ignore",
+            ],
+            reads: &["-p", "--path-to-ignore"],
+            unsafe_opts: &[
+                ("--pager", "ag --pager runs a program"),
+                ("-f", FOLLOWS),
+                ("--follow", FOLLOWS),
+            ],
+            pattern_first: Some(&["-g"]),
+            ..PLAIN
+        },
+        "ack" => Reader {
+            val_short: "ABCgm",
+            val_long: &[
+                "--after-context", "--before-context", "--context", "--max-count", "--pager",
+                "--ackrc", "--type",
+            ],
+            unsafe_opts: &[
+                ("--pager", "ack --pager runs a program"),
+                (
+                    "--ackrc", "ack --ackrc loads options (such as --pager) from a file",
+                ),
+                ("--follow", FOLLOWS),
+            ],
+            pattern_first: Some(&["-f", "-g"]),
+            ..PLAIN
+        },
+        "tree" => Reader {
+            val_short: "LPIHTo",
+            val_long: &[
+                "--filelimit", "--timefmt", "--sort", "--charset", "--gitfile",
+            ],
+            reads: &["--gitfile", "--infile"],
+            writes: &["-o"],
+            unsafe_opts: &[
+                ("-R", "tree -R writes HTML files into directories"),
+                ("-l", FOLLOWS),
+            ],
+            ..PLAIN
+        },
+        "sort" => Reader {
+            val_short: "kotTS",
+            val_long: &[
+                "--key", "--output", "--field-separator", "--temporary-directory", "--buffer-size",
+                "--batch-size", "--parallel", "--compress-program", "--files0-from",
+                "--random-source", "--sort",
+            ],
+            reads: &["--files0-from", "--random-source"],
+            writes: &["-o", "--output", "-T", "--temporary-directory"],
+            unsafe_opts: &[(
+                "--compress-program", "sort --compress-program runs a program",
+            )],
+            ..PLAIN
+        },
+        "uniq" => Reader {
+            val_short: "fsw",
+            val_long: &[
+                "--skip-fields", "--skip-chars", "--check-chars", "--group", "--all-repeated",
+            ],
+            second_writes: true,
+            ..PLAIN
+        },
+        "xxd" => Reader {
+            val_short: "cglosn",
+            second_writes: true,
+            ..PLAIN
+        },
+        "less" | "more" | "most" => Reader {
+            val_short: "bhjkoOpPtTxyz#",
+            val_long: &[
+                "--log-file", "--LOG-FILE", "--lesskey-file", "--lesskey-src", "--tag",
+                "--pattern",
+            ],
+            writes: &["-o", "-O", "--log-file", "--LOG-FILE"],
+            unsafe_opts: &[
+                ("-k", "less -k loads key bindings, which can run commands"),
+                (
+                    "--lesskey-file",
+                    "less --lesskey-file loads key bindings, which can run commands",
+                ),
+                (
+                    "--lesskey-src",
+                    "less --lesskey-src loads key bindings, which can run commands",
+                ),
+                (
+                    "--lesskey-content",
+                    "less --lesskey-content defines key bindings, which can run commands",
+                ),
+            ],
+            plus_runs: true,
+            ..PLAIN
+        },
+        _ => return None,
+    })
+}
+
+
+pub(super) type Subs = &'static [&'static str];
+
+/// (read-only subcommands, installing subcommands, script-running subcommands).
+pub(super) fn package_manager(name: &str) -> Option<(Subs, Subs, Subs)> {
+    const NONE: Subs = &[];
+    Some(match name {
+        "npm" => (
+            &["list", "ls", "outdated", "view", "info", "v", "la", "ll"],
+            &[
+                "install", "i", "in", "ins", "inst", "insta", "instal", "isnt", "isnta", "isntal",
+                "isntall", "add", "ci", "clean-install", "ic", "install-clean", "isntall-clean",
+                "it", "cit", "install-test", "install-ci-test", "update", "up", "upgrade",
+                "udpate", "uninstall", "unin", "unins", "uninst", "uninsta", "uninstal", "remove",
+                "rm", "r", "un", "unlink", "link", "ln", "publish", "unpublish", "deprecate",
+                "dist-tag", "owner", "access", "adduser", "add-user", "login", "logout", "token",
+                "rebuild", "rb", "prune", "dedupe", "ddp",
+            ],
+            &[
+                "run", "run-script", "rum", "urn", "test", "t", "tst", "start", "stop", "restart",
+                "exec", "x", "pack",
+            ],
+        ),
+        "yarn" => (
+            &["list", "info", "why"],
+            &[
+                "add", "install", "remove", "upgrade", "up", "upgrade-interactive", "publish",
+                "link", "unlink", "global", "dlx", "import",
+            ],
+            &["run", "test", "start", "exec", "node", "build"],
+        ),
+        "pnpm" => (
+            &["list", "ls", "why", "ll", "la"],
+            &[
+                "add", "install", "i", "remove", "rm", "uninstall", "un", "update", "up",
+                "upgrade", "publish", "link", "ln", "unlink", "dlx", "import", "rebuild", "rb",
+                "install-test", "it",
+            ],
+            &["run", "test", "t", "tst", "start", "exec", "x"],
+        ),
+        "bun" => (
+            NONE,
+            &[
+                "add", "a", "install", "i", "remove", "rm", "update", "upgrade", "publish", "link",
+                "unlink",
+            ],
+            &["run", "test", "x", "exec", "build"],
+        ),
+        "npx" | "bunx" | "pnpx" => (NONE, NONE, NONE),
+        "pip" | "pip3" | "pipx" => (
+            NONE,
+            &[
+                "install", "uninstall", "download", "wheel", "inject", "reinstall", "upgrade",
+            ],
+            &["run"],
+        ),
+        "uv" => (NONE, &["add", "remove", "sync", "tool", "python"], &["run"]),
+        "poetry" | "pdm" | "hatch" | "rye" => (
+            NONE,
+            &[
+                "add", "remove", "install", "update", "lock", "publish", "self", "sync",
+            ],
+            &["run", "shell"],
+        ),
+        "conda" | "mamba" | "micromamba" => (
+            NONE,
+            &[
+                "install", "remove", "uninstall", "update", "upgrade", "create",
+            ],
+            &["run"],
+        ),
+        "gem" => (
+            NONE,
+            &["install", "uninstall", "update", "push", "cleanup"],
+            NONE,
+        ),
+        "bundle" | "bundler" => (NONE, &["install", "update", "add", "remove"], &["exec"]),
+        "composer" => (
+            NONE,
+            &[
+                "install", "require", "remove", "update", "create-project", "global",
+            ],
+            &["run-script", "run", "exec"],
+        ),
+        "brew" => (
+            NONE,
+            &[
+                "install", "uninstall", "remove", "rm", "upgrade", "reinstall", "tap", "untap",
+                "update", "link", "unlink", "cleanup", "autoremove", "services",
+            ],
+            NONE,
+        ),
+        "port" => (
+            NONE,
+            &[
+                "install", "uninstall", "upgrade", "selfupdate", "activate", "deactivate",
+            ],
+            NONE,
+        ),
+        "apt" | "apt-get" | "aptitude" => (
+            NONE,
+            &[
+                "install", "remove", "purge", "autoremove", "upgrade", "dist-upgrade",
+                "full-upgrade", "update", "reinstall", "build-dep",
+            ],
+            NONE,
+        ),
+        "dnf" | "yum" | "zypper" | "apk" | "pkg" => (
+            NONE,
+            &[
+                "install", "in", "remove", "rm", "erase", "upgrade", "up", "update", "reinstall",
+                "autoremove", "add", "del", "downgrade", "dup", "patch", "distro-sync", "swap",
+            ],
+            NONE,
+        ),
+        "snap" | "flatpak" => (
+            NONE,
+            &[
+                "install", "remove", "uninstall", "refresh", "revert", "update", "enable",
+                "disable",
+            ],
+            &["run"],
+        ),
+        "pacman" | "yay" | "paru" | "nix-env" => (NONE, NONE, NONE),
+        "rustup" => (
+            NONE,
+            &[
+                "install", "update", "uninstall", "toolchain", "target", "component", "self",
+                "default", "override", "set",
+            ],
+            &["run"],
+        ),
+        "deno" => (
+            NONE,
+            &["install", "add", "uninstall"],
+            &["run", "task", "test", "bench"],
+        ),
+        _ => return None,
+    })
+}
+
