@@ -52,7 +52,13 @@ export function findFirst(root: ParentNode, adapter: SiteAdapter, field: Selecto
 
 /** Whether anything in `root` says a reply is still being generated. */
 export function isStreaming(root: ParentNode, adapter: SiteAdapter): boolean {
-  for (const sel of adapter.streaming) if (safeAll(root, sel).length > 0) return true;
+  for (const sel of adapter.streaming) {
+    try {
+      if (root.querySelector(sel) !== null) return true;
+    } catch {
+      // invalid override: ignore
+    }
+  }
   return false;
 }
 

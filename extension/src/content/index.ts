@@ -127,7 +127,7 @@ class Detector {
     await this.markHistory(null);
     const mo = new MutationObserver((records) => this.onMutations(records));
     mo.observe(this.doc.body ?? this.doc.documentElement, { childList: true, subtree: true, characterData: true, attributes: true, attributeFilter: ["class", "aria-label", "data-is-streaming", "disabled", "aria-disabled"] });
-    this.evaluate();
+    this.evaluate(true);
   }
 
   /** Everything on the page now is history: its calls are never run. `keep` stays live. */
@@ -149,14 +149,20 @@ class Detector {
   private onMutations(records: MutationRecord[]): void {
     const t0 = performance.now();
     let relevant = false;
+    let structural = false;
+    const inside = this.cand?.el;
     for (const r of records) {
       const target = r.target instanceof Element ? r.target : r.target.parentElement;
       if (target?.closest(CARD_TAG)) continue;
       if (r.type === "childList" && isOnlyOurs(r.addedNodes) && isOnlyOurs(r.removedNodes)) continue;
       relevant = true;
-      break;
+      // nodes added or removed outside the reply being watched may be new turns: rescan the list
+      if (r.type === "childList" && !(inside && target && inside.contains(target))) {
+        structural = true;
+        break;
+      }
     }
-    if (relevant) this.evaluate();
+    if (relevant) this.evaluate(structural);
     if (this.settings.perfMarks) performance.measure("ground-link:observer", { start: t0, end: performance.now() });
   }
 
@@ -164,12 +170,16 @@ class Detector {
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.timer = null;
-      this.evaluate();
+      this.evaluate(true);
     }, ms);
   }
 
-  /** Looks at the last assistant reply and decides whether it is ready to dispatch. */
-  private evaluate(): void {
+  /**
+   * Looks at the last assistant reply and decides whether it is ready to dispatch. `full`
+   * rescans the page's turns; otherwise only the watched reply changed, and on a long chat the
+   * cheap path is what keeps each mutation batch well under the 2 ms budget.
+   */
+  private evaluate(full: boolean): void {
     const now = performance.now();
     const url = location.pathname + location.search;
     if (url !== this.url) {
@@ -178,15 +188,24 @@ class Detector {
       // another conversation's history may now be on the page; the reply streaming right now stays live
       const keep = this.cand && (this.cand.active || this.openStreams.size > 0) ? this.cand.el : null;
       void this.markHistory(keep);
+      full = true;
     }
-    const msgs = assistantMessages(this.doc, this.adapter);
-    this.checkUserTurns();
-    const last = msgs[msgs.length - 1];
+    let last: Element | undefined;
+    let count: number;
+    if (!full && this.cand?.el.isConnected) {
+      last = this.cand.el;
+      count = this.cand.ordinal + 1;
+    } else {
+      const msgs = assistantMessages(this.doc, this.adapter);
+      this.checkUserTurns();
+      last = msgs[msgs.length - 1];
+      count = msgs.length;
+    }
     if (!last) return;
     const streaming = isStreaming(this.doc, this.adapter) || this.openStreams.size > 0;
     if (!this.cand || this.cand.el !== last) {
       const text = messageText(last, this.adapter);
-      this.cand = { el: last, ordinal: msgs.length - 1, text, lastChange: now, active: streaming, fresh: !this.history.has(last) };
+      this.cand = { el: last, ordinal: count - 1, text, lastChange: now, active: streaming, fresh: !this.history.has(last) };
     } else {
       const text = messageText(last, this.adapter);
       if (text !== this.cand.text) {
@@ -194,7 +213,7 @@ class Detector {
         this.cand.lastChange = now;
         if (this.cand.fresh) this.cand.active = true;
       }
-      this.cand.ordinal = msgs.length - 1;
+      this.cand.ordinal = count - 1;
     }
     const c = this.cand;
     if (streaming) {
@@ -216,10 +235,10 @@ class Detector {
       this.schedule(quiet - waited + 5);
       return;
     }
-    const full = replyKey(this.session, c.ordinal, key);
-    if (this.handled.has(full)) return;
-    this.handled.add(full);
-    void this.dispatch(c.el, blocks, full);
+    const dedupeKey = replyKey(this.session, c.ordinal, key);
+    if (this.handled.has(dedupeKey)) return;
+    this.handled.add(dedupeKey);
+    void this.dispatch(c.el, blocks, dedupeKey);
   }
 
   /** A message the person sent (not our pasted results) resets the step budget. */
