@@ -5,13 +5,14 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { parseToolBlocks } from "../src/shared/parser";
 
-type Expect = { call: { name: string; args: Record<string, unknown>; reason?: string } } | { error: string };
+type Expect = ({ call: { name: string; args: Record<string, unknown>; reason?: string } } | { error: string }) & { block?: string };
 interface Vectors {
   version: number;
   cases: { name: string; input: string; expect: Expect[] }[];
 }
 
-const path = fileURLToPath(new URL("../../tests/vectors/tool_blocks.json", import.meta.url));
+// GL_VECTORS may point at another checkout's copy while the file is being written.
+const path = process.env.GL_VECTORS ?? fileURLToPath(new URL("../../tests/vectors/tool_blocks.json", import.meta.url));
 const vectors = JSON.parse(readFileSync(path, "utf8")) as Vectors;
 
 describe("shared tool_blocks vectors", () => {
@@ -21,11 +22,14 @@ describe("shared tool_blocks vectors", () => {
   });
   for (const c of vectors.cases) {
     it(c.name, () => {
-      const got: Expect[] = parseToolBlocks(c.input).map((b) => {
-        if (b.kind === "error") return { error: b.error };
+      const blocks = parseToolBlocks(c.input);
+      const got: Expect[] = blocks.map((b, i) => {
+        // `block` (the block's exact text) is pinned only where a case names it
+        const block = c.expect[i]?.block !== undefined ? { block: c.input.slice(b.start, b.end) } : {};
+        if (b.kind === "error") return { error: b.error, ...block };
         const call: { name: string; args: Record<string, unknown>; reason?: string } = { name: b.call.name, args: b.call.args };
         if (b.call.reason !== undefined) call.reason = b.call.reason;
-        return { call };
+        return { call, ...block };
       });
       expect(got).toEqual(c.expect);
     });

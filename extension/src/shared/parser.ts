@@ -1,16 +1,23 @@
 /**
- * The `<tool>{json}</tool>` parser of DESIGN §2.1, the TypeScript twin of the Rust parser.
+ * The `<tool>{json}</tool>` parser of DESIGN §2.1, the TypeScript twin of the Rust parser
+ * (`src/parser.rs`); both are held to `tests/vectors/tool_blocks.json`.
  *
- * Guarantees: parsing is JSON-aware (a `</tool>` inside a JSON string never ends a block), every
- * `<tool>` opener yields exactly one entry — a call or an error naming what was wrong — so a bad
- * block is reported to the model instead of being dropped, and names are normalised through the
- * alias table. Both parsers are checked against `tests/vectors/tool_blocks.json`.
+ * Guarantees: one forward pass; every opening tag yields exactly one entry — a call, or an error
+ * that tells the model what was wrong — so a bad block is reported, never dropped; text inside a
+ * JSON string never opens or closes a block; a string or bracket still open at the end of the
+ * text makes the block `unterminated` and runs nothing (it may still be streaming).
+ *
+ * Rules, in short: tags are `<tool` + optional whitespace + `>` (and `</tool …>`), lowercase, no
+ * attributes. Before the JSON: whitespace, one fence, one language label, up to two code-block
+ * button labels (what a page's text puts before the code). The JSON value starts at `{`, `[` or
+ * `"`; outside strings a `<` or a mismatched bracket breaks it. After it: whitespace, at most one
+ * fence, then the closing tag. A broken block ends after the first closing tag past the failure,
+ * or before the next opening tag, whichever comes first. Field checks: `name` (required, a
+ * non-blank string), `args` (object, `{}` when absent), `reason` (string), no other keys.
  */
 
 import type { ToolCall } from "./protocol";
 
-const OPEN = "<tool>";
-const CLOSE = "</tool>";
 
 export type ParseErrorKind =
   | "invalidJson"
@@ -52,21 +59,30 @@ export function normaliseName(name: string): string {
   return Object.prototype.hasOwnProperty.call(ALIASES, name) ? (ALIASES[name] as string) : name;
 }
 
-/** Whether `text` contains an opener at all; cheap pre-check for the DOM observer. */
+/** Code-block language labels skipped before the JSON (ASCII case-insensitive). */
+export const LANGUAGE_LABELS = ["plaintext", "json", "xml", "tool", "text"];
+/** Code-block button labels skipped before the JSON; a longer label before its prefix. */
+export const BUTTON_LABELS = ["copy code", "copied!", "copied", "copy", "复制代码", "已复制", "复制", "download", "下载"];
+/** Sites show at most a copy and a download button; more labels than that is not noise. */
+const MAX_BUTTON_LABELS = 2;
+const KNOWN_FIELDS = new Set(["name", "args", "reason"]);
+const EXAMPLE = '<tool>{"name": "read_file", "args": {"path": "notes.txt"}, "reason": "why"}</tool>';
+
+/** Whether `text` contains an opening tag at all; cheap pre-check for the DOM observer. */
 export function mentionsTool(text: string): boolean {
-  return text.includes(OPEN);
+  return text.includes("<tool") && nextOpenTag(text, 0) !== null;
 }
 
 /** Every block in `text`, in order. */
 export function parseToolBlocks(text: string): ParsedBlock[] {
   const out: ParsedBlock[] = [];
-  let from = 0;
+  let pos = 0;
   for (;;) {
-    const start = text.indexOf(OPEN, from);
-    if (start < 0) return out;
-    const block = parseOne(text, start);
-    out.push(block);
-    from = block.end;
+    const open = nextOpenTag(text, pos);
+    if (!open) return out;
+    const [end, outcome] = parseBlock(text, open.end);
+    out.push(outcome.ok ? { kind: "call", call: outcome.call, start: open.start, end } : { kind: "error", error: outcome.error, message: outcome.message, start: open.start, end });
+    pos = Math.max(end, open.end);
   }
 }
 
@@ -75,162 +91,239 @@ export function parseToolCalls(text: string): ToolCall[] {
   return parseToolBlocks(text).flatMap((b) => (b.kind === "call" ? [b.call] : []));
 }
 
-function parseOne(text: string, start: number): ParsedBlock {
-  let i = skipPreamble(text, start + OPEN.length);
-  const valueEnd = scanJsonValue(text, i);
-  if (valueEnd === null) return recoverAfterBadJson(text, start, i);
-  const raw = text.slice(i, valueEnd);
+type Outcome = { ok: true; call: ToolCall } | { ok: false; error: ParseErrorKind; message: string };
+
+function fail(error: ParseErrorKind, message: string): Outcome {
+  return { ok: false, error, message };
+}
+
+function parseBlock(text: string, content: number): [number, Outcome] {
+  const len = text.length;
+  const jsonStart = skipNoise(text, content);
+  const first = text[jsonStart];
+  if (first === undefined) return [len, unterminated()];
+  if (first !== "{" && first !== "[" && first !== '"') {
+    const stop = nextStop(text, jsonStart);
+    if (stop.kind === "eof") return [len, unterminated()];
+    const inner = text.slice(jsonStart, stop.at);
+    return [stop.kind === "close" ? stop.end : stop.at, notJson(inner)];
+  }
+  const scan = scanValue(text, jsonStart);
+  if (scan.kind === "incomplete") return [len, unterminated()];
+  if (scan.kind === "broken") {
+    const stop = nextStop(text, scan.at);
+    if (stop.kind === "eof") return [len, unterminated()];
+    const problem = invalidJson(text.slice(jsonStart, scan.at));
+    return [stop.kind === "close" ? stop.end : stop.at, problem];
+  }
+  let after = skipWs(text, scan.end);
+  if (text.startsWith("```", after)) after = skipWs(text, after + 3);
+  const close = tagEnd(text, after, "</tool");
+  if (close !== null) return [close, validate(text.slice(jsonStart, scan.end))];
+  const stop = nextStop(text, scan.end);
+  if (stop.kind === "eof") return [len, unterminated()];
+  return [stop.kind === "close" ? stop.end : stop.at, trailing(text.slice(scan.end, stop.at))];
+}
+
+function validate(json: string): Outcome {
   let value: unknown;
   try {
-    value = JSON.parse(raw);
+    value = JSON.parse(json);
   } catch (e) {
-    return recoverAfterBadJson(text, start, i, e instanceof Error ? e.message : String(e));
+    return invalidJsonError(e instanceof Error ? e.message : String(e));
   }
-  i = skipTrailer(text, valueEnd);
-  if (!text.startsWith(CLOSE, i)) {
-    const close = text.indexOf(CLOSE, i);
-    if (close < 0) {
-      return err("unterminated", `the block opened at offset ${start} has no closing </tool>; end every call with </tool>`, start, text.length);
-    }
-    return err(
-      "trailingText",
-      `unexpected text after the JSON object: ${quote(text.slice(i, close))}; put exactly one JSON object between <tool> and </tool>`,
-      start,
-      close + CLOSE.length,
-    );
-  }
-  const end = i + CLOSE.length;
-  return toCall(value, start, end);
-}
-
-function toCall(value: unknown, start: number, end: number): ParsedBlock {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    const what = value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`;
-    return err("notAnObject", `the block holds ${what}, not a JSON object; write {"name": ..., "args": {...}}`, start, end);
-  }
-  const obj = value as Record<string, unknown>;
-  if (!("name" in obj) || obj.name === "" ) {
-    return err("missingName", `the call has no "name"; add the tool name, e.g. {"name": "read_file", "args": {...}}`, start, end);
-  }
-  if (typeof obj.name !== "string") {
-    return err("badField", `"name" must be a string, got ${describe(obj.name)}`, start, end);
+  // JSON.parse accepts lone surrogate escapes; they are not valid Unicode text (serde_json agrees)
+  if (hasLoneSurrogate(value)) return invalidJsonError("a \\u escape is a lone surrogate");
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return notAnObject(value);
+  const fields = value as Record<string, unknown>;
+  if (!Object.prototype.hasOwnProperty.call(fields, "name")) return missingName(fields);
+  const name = fields.name;
+  if (typeof name !== "string" || name.trim() === "") {
+    return fail("badField", `"name" must be a non-empty string naming the tool, found ${valueSnippet(name)}. Write e.g. "name": "read_file".`);
   }
   let args: Record<string, unknown> = {};
-  if ("args" in obj && obj.args !== undefined) {
-    if (typeof obj.args !== "object" || obj.args === null || Array.isArray(obj.args)) {
-      return err("badField", `"args" must be a JSON object, got ${describe(obj.args)}`, start, end);
+  if (Object.prototype.hasOwnProperty.call(fields, "args")) {
+    const a = fields.args;
+    if (typeof a !== "object" || a === null || Array.isArray(a)) {
+      return fail("badField", `"args" must be a JSON object holding the tool's arguments, found ${valueSnippet(a)}. Write e.g. "args": {"path": "notes.txt"}, or leave "args" out when the tool needs none.`);
     }
-    args = obj.args as Record<string, unknown>;
+    args = a as Record<string, unknown>;
   }
-  const call: ToolCall = { name: normaliseName(obj.name), args };
-  if ("reason" in obj && obj.reason !== undefined && obj.reason !== null) {
-    if (typeof obj.reason !== "string") {
-      return err("badField", `"reason" must be a string, got ${describe(obj.reason)}`, start, end);
+  let reason: string | undefined;
+  if (Object.prototype.hasOwnProperty.call(fields, "reason")) {
+    if (typeof fields.reason !== "string") {
+      return fail("badField", `"reason" must be a string, found ${valueSnippet(fields.reason)}. Write e.g. "reason": "see the port", or leave it out.`);
     }
-    call.reason = obj.reason;
+    reason = fields.reason;
   }
-  return { kind: "call", call, start, end };
-}
-
-function recoverAfterBadJson(text: string, start: number, at: number, detail?: string): ParsedBlock {
-  const close = text.indexOf(CLOSE, at);
-  if (close < 0) {
-    return err("unterminated", `the block opened at offset ${start} has no closing </tool>; end every call with </tool>`, start, text.length);
+  const unknown = Object.keys(fields).find((k) => !KNOWN_FIELDS.has(k));
+  if (unknown !== undefined) {
+    return fail("badField", `Unknown field ${JSON.stringify(unknown)} in the call: only "name", "args" and "reason" belong at the top level. Put the tool's arguments inside "args", e.g. ${EXAMPLE}.`);
   }
-  const why = detail ? ` (${detail})` : "";
-  return err("invalidJson", `the text between <tool> and </tool> is not valid JSON${why}; write one JSON object`, start, close + CLOSE.length);
+  const call: ToolCall = { name: normaliseName(name), args };
+  if (reason !== undefined) call.reason = reason;
+  return { ok: true, call };
 }
 
-function err(error: ParseErrorKind, message: string, start: number, end: number): ParsedBlock {
-  return { kind: "error", error, message, start, end };
+function unterminated(): Outcome {
+  return fail(
+    "unterminated",
+    "This <tool> block has no closing </tool> tag, so it was not run. Close the block with </tool> right after the JSON object. If you did close it, look for a string with a missing or unescaped quote (write \\\" inside strings): it makes the rest of the text part of the JSON.",
+  );
 }
 
-const LABEL = /^(?:[A-Za-z]{1,12}[ \t]*)?(?:Copy code|Copy|复制代码|复制)/;
-/** A code block's language label on its own line, as rendered chat pages show it. */
-const LANG_LINE = /^(?:json|jsonc|xml|tool|javascript|js|text|plaintext)[ \t]*\r?\n/i;
-
-/**
- * Skips what may sit between `<tool>` and the JSON: whitespace, a Markdown fence opener
- * (```` ```json ````), and a site's code-block header ("jsonCopy code").
- */
-function skipPreamble(text: string, i: number): number {
-  for (;;) {
-    const before = i;
-    i = skipWs(text, i);
-    if (text.startsWith("```", i)) {
-      const nl = text.indexOf("\n", i);
-      const lineEnd = nl < 0 ? text.length : nl + 1;
-      // only a fence opener (``` + an optional language word), never JSON on the same line
-      if (/^```[\w+-]*[ \t]*\r?\n?$/.test(text.slice(i, lineEnd))) i = lineEnd;
-    }
-    const m = LABEL.exec(text.slice(i, i + 40)) ?? LANG_LINE.exec(text.slice(i, i + 40));
-    if (m && !text.startsWith("{", i)) i += m[0].length;
-    if (i === before) return i;
+function notJson(content: string): Outcome {
+  const c = content.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, "");
+  if (c === "") return fail("invalidJson", `This <tool> block is empty. Put one JSON object between <tool> and </tool>, e.g. ${EXAMPLE}.`);
+  try {
+    return notAnObject(JSON.parse(c));
+  } catch {
+    return fail("invalidJson", `Expected a JSON object right after <tool>, found ${snippet(c)}. Put one JSON object between <tool> and </tool>, e.g. ${EXAMPLE}. To mention the tag in prose, write it without angle brackets.`);
   }
 }
 
-/** Skips whitespace and a closing Markdown fence between the JSON and `</tool>`. */
-function skipTrailer(text: string, i: number): number {
-  i = skipWs(text, i);
-  if (text.startsWith("```", i)) i = skipWs(text, i + 3);
-  return i;
+function invalidJson(json: string): Outcome {
+  try {
+    JSON.parse(json);
+  } catch (e) {
+    return invalidJsonError(e instanceof Error ? e.message : String(e));
+  }
+  return fail("invalidJson", `The JSON in this <tool> block is not closed before ${snippet(json)}. Close every string, object and array, e.g. ${EXAMPLE}.`);
 }
+
+function invalidJsonError(detail: string): Outcome {
+  return fail(
+    "invalidJson",
+    `The JSON in this <tool> block does not parse (${detail}). Write one valid JSON object: double-quoted keys and strings, no trailing commas, every brace and bracket closed, and inside strings write quotes as \\" and backslashes as \\\\. For example: ${EXAMPLE}.`,
+  );
+}
+
+function trailing(text: string): Outcome {
+  const t = text.replace(/^[ \t\r\n]+/, "");
+  const found = t === "" ? "the next <tool> tag" : snippet(t);
+  return fail("trailingText", `Found ${found} after the JSON object where </tool> was expected. Put exactly one JSON object in each block and close it with </tool>; for several calls write several <tool> blocks.`);
+}
+
+function notAnObject(value: unknown): Outcome {
+  const what = value === null ? "null" : Array.isArray(value) ? "an array" : typeof value === "string" ? "a string" : typeof value === "number" ? "a number" : typeof value === "boolean" ? "a boolean" : "a value";
+  return fail("notAnObject", `This <tool> block holds ${what} (${valueSnippet(value)}), not a JSON object. Write one object with "name" and "args", e.g. ${EXAMPLE}; for several calls write several <tool> blocks.`);
+}
+
+function missingName(fields: Record<string, unknown>): Outcome {
+  const keys = Object.keys(fields);
+  const found = keys.length === 0 ? "the object is empty" : `found fields ${keys.map((k) => JSON.stringify(k)).join(", ")}`;
+  return fail("missingName", `The call has no "name" field (${found}). Name the tool in "name" and put its arguments in "args", e.g. ${EXAMPLE}.`);
+}
+
+function snippet(text: string): string {
+  const chars = Array.from(text);
+  const cut = chars.slice(0, 60).join("").replace(/\n/g, "\\n").replace(/\r/g, "\\r").replace(/\t/g, "\\t");
+  return `\`${cut}${chars.length > 60 ? "…" : ""}\``;
+}
+
+function valueSnippet(v: unknown): string {
+  return snippet(v === undefined ? "undefined" : JSON.stringify(v));
+}
+
+function hasLoneSurrogate(v: unknown): boolean {
+  const lone = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+  if (typeof v === "string") return lone.test(v);
+  if (Array.isArray(v)) return v.some(hasLoneSurrogate);
+  if (typeof v === "object" && v !== null) return Object.entries(v).some(([k, x]) => lone.test(k) || hasLoneSurrogate(x));
+  return false;
+}
+
+// ---- scanning ----
+
+const isWs = (c: string | undefined) => c === " " || c === "\t" || c === "\r" || c === "\n";
 
 function skipWs(text: string, i: number): number {
-  while (i < text.length && /\s/.test(text[i] as string)) i++;
+  while (isWs(text[i])) i++;
   return i;
 }
 
-/**
- * End (exclusive) of the JSON value starting at `i`, honouring strings and escapes; `null` when
- * the text ends first. Validity is left to `JSON.parse`; this only finds where the value stops.
- */
-export function scanJsonValue(text: string, i: number): number | null {
-  const c = text[i];
-  if (c === undefined) return null;
-  if (c === "{" || c === "[") {
-    let depth = 0;
-    let inString = false;
-    for (let j = i; j < text.length; j++) {
-      const ch = text[j];
-      if (inString) {
-        if (ch === "\\") j++;
-        else if (ch === '"') inString = false;
-        continue;
-      }
-      if (ch === '"') inString = true;
-      else if (ch === "{" || ch === "[") depth++;
-      else if (ch === "}" || ch === "]") {
-        depth--;
-        if (depth === 0) return j + 1;
-      } else if (ch === "<" && text.startsWith(CLOSE, j)) {
-        // an unbalanced value: the closer outside any string ends the block
-        return null;
-      }
-    }
-    return null;
-  }
-  if (c === '"') {
-    for (let j = i + 1; j < text.length; j++) {
-      const ch = text[j];
-      if (ch === "\\") j++;
-      else if (ch === '"') return j + 1;
-    }
-    return null;
-  }
-  // a scalar: runs up to whitespace or the closer
-  let j = i;
-  while (j < text.length && !/\s/.test(text[j] as string) && !text.startsWith(CLOSE, j)) j++;
-  return j === i ? null : j;
+/** If `name` (`<tool` or `</tool`) + whitespace + `>` starts at `i`, the index after it. */
+function tagEnd(text: string, i: number, name: string): number | null {
+  if (!text.startsWith(name, i)) return null;
+  const close = skipWs(text, i + name.length);
+  return text[close] === ">" ? close + 1 : null;
 }
 
-function describe(v: unknown): string {
-  if (v === null) return "null";
-  if (Array.isArray(v)) return "an array";
-  return `${typeof v} ${quote(JSON.stringify(v) ?? String(v))}`;
+function nextOpenTag(text: string, from: number): { start: number; end: number } | null {
+  let i = from;
+  for (;;) {
+    const lt = text.indexOf("<", i);
+    if (lt < 0) return null;
+    const end = tagEnd(text, lt, "<tool");
+    if (end !== null) return { start: lt, end };
+    i = lt + 1;
+  }
 }
 
-function quote(s: string): string {
-  const t = s.length > 60 ? `${s.slice(0, 60)}…` : s;
-  return JSON.stringify(t);
+type Stop = { kind: "close"; at: number; end: number } | { kind: "open"; at: number } | { kind: "eof" };
+
+/** The first closing or opening tag at or after `from`. */
+function nextStop(text: string, from: number): Stop {
+  let i = from;
+  for (;;) {
+    const lt = text.indexOf("<", i);
+    if (lt < 0) return { kind: "eof" };
+    const end = tagEnd(text, lt, "</tool");
+    if (end !== null) return { kind: "close", at: lt, end };
+    if (tagEnd(text, lt, "<tool") !== null) return { kind: "open", at: lt };
+    i = lt + 1;
+  }
+}
+
+function skipLabel(text: string, i: number, labels: string[]): number | null {
+  for (const label of labels) {
+    const cand = text.slice(i, i + label.length);
+    if (cand.length === label.length && asciiLower(cand) === label) return i + label.length;
+  }
+  return null;
+}
+
+function asciiLower(s: string): string {
+  return s.replace(/[A-Z]/g, (c) => c.toLowerCase());
+}
+
+/** Whitespace, a fence, a language label and button labels, in that order. */
+function skipNoise(text: string, i: number): number {
+  i = skipWs(text, i);
+  if (text.startsWith("```", i)) i = skipWs(text, i + 3);
+  const lang = skipLabel(text, i, LANGUAGE_LABELS);
+  if (lang !== null) i = skipWs(text, lang);
+  for (let n = 0; n < MAX_BUTTON_LABELS; n++) {
+    const next = skipLabel(text, i, BUTTON_LABELS);
+    if (next === null) break;
+    i = skipWs(text, next);
+  }
+  return i;
+}
+
+type Scan = { kind: "complete"; end: number } | { kind: "broken"; at: number } | { kind: "incomplete" };
+
+/** The extent of the JSON value at `start` (`{`, `[` or `"`), string-aware, without parsing it. */
+export function scanValue(text: string, start: number): Scan {
+  const open: string[] = [];
+  let inString = false;
+  for (let i = start; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === "\\") i++;
+      else if (c === '"') {
+        inString = false;
+        if (open.length === 0) return { kind: "complete", end: i + 1 };
+      }
+      continue;
+    }
+    if (c === '"') inString = true;
+    else if (c === "{") open.push("}");
+    else if (c === "[") open.push("]");
+    else if (c === "}" || c === "]") {
+      if (open.pop() !== c) return { kind: "broken", at: i + 1 };
+      if (open.length === 0) return { kind: "complete", end: i + 1 };
+    } else if (c === "<") return { kind: "broken", at: i };
+  }
+  return { kind: "incomplete" };
 }
