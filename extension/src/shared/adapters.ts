@@ -193,7 +193,7 @@ export const ADAPTERS: Record<SiteId, SiteAdapter> = {
     hosts: ["www.perplexity.ai", "perplexity.ai"],
     assistantMessage: ['div[id^="markdown-content-"]'],
     userMessage: ['[data-testid="user-query"]'],
-    exclude: [".citation", '[data-testid="sources"]'],
+    exclude: [".citation", '[data-testid="sources"]', "details", ".reasoning"],
     composer: ['#ask-input[contenteditable="true"]', "textarea#ask-input"],
     sendButton: ['button[data-testid="submit-button"]', 'button[aria-label="Submit"]'],
     streaming: ['button[data-testid="stop-generating-response-button"]'],
