@@ -25,10 +25,14 @@ function norm(s: string): string {
   return s.replace(/\u00a0/g, " ").replace(/\s+/g, " ").trim();
 }
 
-/** Whether `text` arrived: its start and end are both in the composer. */
+/**
+ * Whether `text` arrived: its start and end are both in the composer. Whitespace is ignored,
+ * since editors turn line breaks into paragraphs and `innerText` spacing differs between them.
+ */
 function arrived(el: HTMLElement, text: string): boolean {
-  const have = composerText(el);
-  const want = norm(text);
+  const squash = (s: string) => s.replace(/\s+/g, "");
+  const have = squash(composerText(el));
+  const want = squash(text);
   if (want === "") return true;
   const head = want.slice(0, 60);
   const tail = want.slice(-60);

@@ -22,7 +22,11 @@ type Table = Record<string, number>;
 
 export class Dedupe {
   private readonly lock = new Mutex();
-  constructor(private readonly kv: KV, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly kv: KV,
+    private readonly now: () => number = Date.now,
+    private readonly maxEntries: number = MAX_ENTRIES,
+  ) {}
 
   /** True exactly once per key: the caller that gets `true` owns the dispatch. */
   claim(key: string): Promise<boolean> {
@@ -30,7 +34,7 @@ export class Dedupe {
       const table = await this.load();
       if (key in table) return false;
       table[key] = this.now();
-      await this.kv.set({ [KEY]: prune(table, this.now()) });
+      await this.kv.set({ [KEY]: prune(table, this.now(), this.maxEntries) });
       return true;
     });
   }
@@ -41,7 +45,7 @@ export class Dedupe {
       const table = await this.load();
       const t = this.now();
       for (const k of keys) if (!(k in table)) table[k] = t;
-      await this.kv.set({ [KEY]: prune(table, t) });
+      await this.kv.set({ [KEY]: prune(table, t, this.maxEntries) });
     });
   }
 
@@ -51,15 +55,15 @@ export class Dedupe {
 
   private async load(): Promise<Table> {
     const got = (await this.kv.get([KEY]))[KEY];
-    return typeof got === "object" && got !== null ? (got as Table) : {};
+    return typeof got === "object" && got !== null ? prune(got as Table, this.now(), this.maxEntries) : {};
   }
 }
 
-function prune(table: Table, now: number): Table {
+function prune(table: Table, now: number, max: number): Table {
   let entries = Object.entries(table).filter(([, t]) => typeof t === "number" && now - t < TTL_MS);
-  if (entries.length > MAX_ENTRIES) {
+  if (entries.length > max) {
     entries.sort((a, b) => a[1] - b[1]);
-    entries = entries.slice(entries.length - MAX_ENTRIES);
+    entries = entries.slice(entries.length - max);
   }
   return Object.fromEntries(entries);
 }
