@@ -87,7 +87,7 @@ export async function startBridge(dir: string, opts: BridgeOptions = {}): Promis
     write: (input) => proc.stdin?.write(input),
     stop: () =>
       new Promise<void>((r) => {
-        if (proc.exitCode !== null) return r();
+        if (proc.exitCode !== null || proc.signalCode !== null) return r();
         proc.once("exit", () => r());
         proc.kill("SIGTERM");
         setTimeout(() => proc.kill("SIGKILL"), 3000);
