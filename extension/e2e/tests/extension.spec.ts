@@ -48,9 +48,38 @@ test("read_file: the result is pasted and sent", async () => {
   expect(sent).toContain('<tool_result name="read_file" status="success">');
   expect(sent).toContain("hello from disk");
   await waitFor("card done", async () => (await cards(page))[0]?.states === "done");
+  if (process.env.E2E_SCREENSHOTS) await page.screenshot({ path: test.info().outputPath("read-file-card.png") });
   const latency = await env.sw.evaluate(() => (globalThis as unknown as { __groundLinkPerf: { sentAt: number }[] }).__groundLinkPerf);
   const end = env.site.turns[0]?.streamEndAt ?? 0;
   console.log(`MEASURE reply end -> call sent to bridge: ${(latency[0]?.sentAt ?? NaN) - end} ms`);
+});
+
+test("Insert instructions puts the bridge's /prompt text into the composer", async () => {
+  needBridge();
+  bridge = await startBridge(dir);
+  await pair(env, bridge);
+  const page = await openChat(env);
+  await page.waitForTimeout(1000);
+  const raw = await fetch(`${bridge.url}/prompt?lang=en`, { headers: { Authorization: `Bearer ${bridge.token}` } }).then((r) => r.text());
+  let want = raw;
+  try {
+    const j = JSON.parse(raw) as unknown;
+    if (typeof j === "string") want = j;
+    else if (j && typeof j === "object") want = String((j as Record<string, unknown>).prompt ?? (j as Record<string, unknown>).text ?? raw);
+  } catch {
+    // plain text
+  }
+  // what the popup's button does: message the chat tab's content script
+  const reply = await env.sw.evaluate(async () => {
+    const [tab] = await chrome.tabs.query({ url: "https://chat.deepseek.com/*" });
+    return chrome.tabs.sendMessage(tab?.id ?? -1, { type: "insertPrompt" });
+  });
+  expect(reply).toEqual({ type: "ok" });
+  const value = await page.inputValue("#chat-input");
+  expect(value.length).toBeGreaterThan(50);
+  expect(value).toContain("<tool>");
+  expect(value).toBe(want);
+  if (process.env.E2E_SCREENSHOTS) await page.screenshot({ path: test.info().outputPath("insert-instructions.png") });
 });
 
 test("write_file creates the file", async () => {
