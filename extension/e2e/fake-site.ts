@@ -153,6 +153,8 @@ const PAGE_SCRIPT = String.raw`
       think.textContent = frags.filter((f) => f.type === "THINK").map((f) => f.content).join("");
       md.innerHTML = render(frags.filter((f) => f.type === "RESPONSE").map((f) => f.content).join(""));
     }
+    // when the page itself saw its reply stream end (browser clock, for the latency figure)
+    (window.__streamEnds = window.__streamEnds || []).push(Date.now());
     stop.replaceWith(send);
     busy = false; refresh();
   }

@@ -7,6 +7,6 @@ export default defineConfig({
   workers: 1,
   fullyParallel: false,
   retries: 0,
-  reporter: [["list"]],
+  reporter: [["list"], ["./summary-reporter.ts"]],
   outputDir: "../test-results",
 });

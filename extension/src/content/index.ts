@@ -24,6 +24,8 @@ import { onWorkerEvent, ReplyRun } from "./runner";
 const QUIET_AFTER_SIGNAL_MS = 120;
 /** Quiet time when no streaming signal was ever seen for this reply. */
 const QUIET_NO_SIGNAL_MS = 1000;
+/** A block still open at the end looks like a reply that is still coming: wait longer. */
+const QUIET_UNTERMINATED_MS = 4000;
 /** Hydration: the DOM must be still this long before we touch it… */
 const SETTLE_QUIET_MS = 400;
 /** …or this long after start, whichever comes first. */
@@ -38,6 +40,8 @@ interface Candidate {
   active: boolean;
   /** First seen after the page settled, not as part of the history. */
   fresh: boolean;
+  /** The adapter's streaming signal was seen while this was the last reply. */
+  sawSignal: boolean;
 }
 
 const base = adapterForHost(location.host);
@@ -202,10 +206,22 @@ class Detector {
       count = msgs.length;
     }
     if (!last) return;
-    const streaming = isStreaming(this.doc, this.adapter) || this.openStreams.size > 0;
+    const signal = isStreaming(this.doc, this.adapter);
+    const streaming = signal || this.openStreams.size > 0;
     if (!this.cand || this.cand.el !== last) {
       const text = messageText(last, this.adapter);
-      this.cand = { el: last, ordinal: count - 1, text, lastChange: now, active: streaming, fresh: !this.history.has(last) };
+      const prev = this.cand;
+      // a site that swaps the streaming element for a final one at the same place: still live
+      const replaced = prev !== null && !prev.el.isConnected && prev.active && prev.ordinal === count - 1;
+      this.cand = {
+        el: last,
+        ordinal: count - 1,
+        text,
+        lastChange: now,
+        active: streaming || replaced,
+        fresh: !this.history.has(last),
+        sawSignal: signal || (replaced && prev.sawSignal),
+      };
     } else {
       const text = messageText(last, this.adapter);
       if (text !== this.cand.text) {
@@ -218,6 +234,7 @@ class Detector {
     const c = this.cand;
     if (streaming) {
       c.active = true;
+      if (signal) c.sawSignal = true;
       return;
     }
     if (!c.active) return;
@@ -229,7 +246,9 @@ class Detector {
     const blocks = parseToolBlocks(text);
     const key = blocksKey(blocks);
     const streamAgrees = this.lastStream !== null && blocksKey(parseToolBlocks(streamText)) === key;
-    const quiet = isStreamingSignalKnown(this.adapter) && c.active ? QUIET_AFTER_SIGNAL_MS : QUIET_NO_SIGNAL_MS;
+    const unterminated = blocks.some((b) => b.kind === "error" && b.error === "unterminated");
+    let quiet = c.sawSignal || this.lastStream !== null ? QUIET_AFTER_SIGNAL_MS : QUIET_NO_SIGNAL_MS;
+    if (unterminated) quiet = Math.max(quiet, QUIET_UNTERMINATED_MS);
     const waited = now - c.lastChange;
     if (!streamAgrees && waited < quiet) {
       this.schedule(quiet - waited + 5);
@@ -321,10 +340,6 @@ class Detector {
 function isOnlyOurs(nodes: NodeList): boolean {
   for (const n of Array.from(nodes)) if (!(n instanceof Element && n.tagName.toLowerCase() === CARD_TAG)) return false;
   return true;
-}
-
-function isStreamingSignalKnown(adapter: SiteAdapter): boolean {
-  return adapter.streaming.length > 0;
 }
 
 function sameText(a: string, b: string): boolean {
