@@ -1,0 +1,266 @@
+/**
+ * The service worker: the only code that talks to the bridge (DESIGN §7). It holds the pairing
+ * token (never handed to a content script or page), answers the content scripts' typed requests,
+ * watches the bridge's health with backoff, and relays `/events` to the cards.
+ *
+ * Chrome may stop this worker at any moment, so every listener is registered synchronously at
+ * top level, and everything that must survive — token, settings, connection state, dedupe table,
+ * step counts, pause — lives in `chrome.storage.local`.
+ */
+
+import { BridgeClient, type CallEventState } from "./bridge";
+import { Budget } from "../shared/budget";
+import { Dedupe } from "../shared/dedupe";
+import { parseBridgeUrl, normaliseSettings, type Settings } from "../shared/settings";
+import { chromeLocal } from "../shared/store";
+import {
+  EVENTS_PORT,
+  type ConnectionState,
+  type ContentRequest,
+  type Reply,
+  type Request,
+  type UiRequest,
+  type WorkerEvent,
+} from "../shared/protocol";
+
+const kv = chromeLocal();
+const dedupe = new Dedupe(kv);
+const budget = new Budget(kv);
+const ports = new Set<chrome.runtime.Port>();
+const HEALTH_ALARM = "ground-link-health";
+const MAX_BACKOFF_MS = 60_000;
+
+// Content scripts get nothing from storage directly (the token lives there): where the browser
+// supports it, storage.local is closed to them.
+void (chrome.storage.local as unknown as { setAccessLevel?: (o: { accessLevel: string }) => Promise<void> })
+  .setAccessLevel?.({ accessLevel: "TRUSTED_CONTEXTS" })
+  ?.catch(() => undefined);
+
+// ---- top-level listeners ----
+
+chrome.runtime.onMessage.addListener((msg: Request, sender, sendResponse: (r: Reply) => void) => {
+  if (!isRequest(msg)) return false;
+  if (isUiRequest(msg) && !fromExtensionPage(sender)) {
+    sendResponse({ type: "failed", kind: "bad", message: "only the extension's own pages may change pairing or settings" });
+    return false;
+  }
+  handle(msg).then(sendResponse, (e: unknown) => sendResponse({ type: "failed", kind: "bad", message: String(e) }));
+  return true;
+});
+
+chrome.runtime.onConnect.addListener((port) => {
+  if (port.name !== EVENTS_PORT) return;
+  ports.add(port);
+  port.onDisconnect.addListener(() => {
+    ports.delete(port);
+    if (ports.size === 0) stopEvents();
+  });
+  // a port message is an event, so the worker stays awake while content scripts have calls out
+  port.onMessage.addListener(() => undefined);
+  void startEvents();
+});
+
+chrome.alarms.onAlarm.addListener((a) => {
+  if (a.name === HEALTH_ALARM) void checkHealth();
+});
+
+chrome.runtime.onInstalled.addListener(() => {
+  void chrome.alarms.create(HEALTH_ALARM, { periodInMinutes: 0.5 });
+  void checkHealth();
+});
+
+chrome.runtime.onStartup.addListener(() => {
+  void chrome.alarms.create(HEALTH_ALARM, { periodInMinutes: 0.5 });
+  void checkHealth();
+});
+
+chrome.storage.onChanged.addListener((changes, area) => {
+  if (area === "local" && (changes.token || changes.settings)) void checkHealth();
+});
+
+// ---- request handling ----
+
+function isRequest(m: unknown): m is Request {
+  return typeof m === "object" && m !== null && typeof (m as { type?: unknown }).type === "string";
+}
+
+function isUiRequest(m: Request): m is UiRequest {
+  return ["pair", "unpair", "checkNow", "setPaused", "setBridgeUrl"].includes(m.type);
+}
+
+function fromExtensionPage(sender: chrome.runtime.MessageSender): boolean {
+  return sender.id === chrome.runtime.id && (sender.url ?? "").startsWith(`chrome-extension://${chrome.runtime.id}/`);
+}
+
+async function loadSettings(): Promise<Settings> {
+  const got = await kv.get(["settings"]);
+  return normaliseSettings(got.settings);
+}
+
+async function client(): Promise<BridgeClient> {
+  const got = await kv.get(["settings", "token"]);
+  const settings = normaliseSettings(got.settings);
+  const token = typeof got.token === "string" && got.token !== "" ? got.token : null;
+  return new BridgeClient(settings.bridgeUrl, token);
+}
+
+async function isPaused(): Promise<boolean> {
+  return (await kv.get(["paused"])).paused === true;
+}
+
+/** Timestamps for the e2e's latency figure; only kept when the hidden `perfMarks` flag is on. */
+const perfLog: { callId: string; sentAt: number }[] = [];
+(globalThis as unknown as { __groundLinkPerf: typeof perfLog }).__groundLinkPerf = perfLog;
+
+async function handle(msg: Request): Promise<Reply> {
+  switch (msg.type) {
+    case "config": {
+      const got = await kv.get(["settings", "paused", "perfMarks"]);
+      return { type: "config", settings: { ...normaliseSettings(got.settings), perfMarks: got.perfMarks === true }, paused: got.paused === true };
+    }
+    case "exec": {
+      if (await isPaused()) return { type: "failed", kind: "paused", message: "paused in this browser" };
+      const c = await client();
+      const got = await kv.get(["perfMarks"]);
+      if (got.perfMarks === true) perfLog.push({ callId: msg.callId, sentAt: Date.now() });
+      const r = await c.exec({ ...msg.call, session: msg.session, callId: msg.callId });
+      return afterCall(r);
+    }
+    case "await": {
+      const r = await (await client()).poll(msg.callId);
+      return afterCall(r);
+    }
+    case "cancel": {
+      const r = await (await client()).cancel(msg.callId);
+      return r.ok ? { type: "ok" } : { type: "failed", kind: r.kind, message: r.message };
+    }
+    case "claim":
+      return { type: "claimed", owner: await dedupe.claim(msg.key) };
+    case "markSeen":
+      await dedupe.markSeen(msg.keys);
+      return { type: "ok" };
+    case "takeRound": {
+      const s = await loadSettings();
+      const d = await budget.take(msg.session, s.stepBudget);
+      return { type: "round", ok: d.ok, used: d.used, budget: s.stepBudget };
+    }
+    case "resetRounds":
+      await budget.reset(msg.session);
+      return { type: "ok" };
+    case "prompt": {
+      const s = await loadSettings();
+      const r = await (await client()).prompt(msg.lang ?? s.promptLang);
+      return r.ok ? { type: "prompt", text: r.value } : { type: "failed", kind: r.kind, message: r.message };
+    }
+    case "status":
+    case "checkNow": {
+      const connection = await checkHealth();
+      return { type: "status", connection, paused: await isPaused() };
+    }
+    case "pair": {
+      const token = msg.token.trim();
+      if (!/^[\x21-\x7e]{16,512}$/.test(token)) {
+        return { type: "failed", kind: "bad", message: "that does not look like a ground-link token: paste exactly what `ground-link token` prints" };
+      }
+      await kv.set({ token });
+      const connection = await checkHealth();
+      return { type: "status", connection, paused: await isPaused() };
+    }
+    case "unpair":
+      await kv.remove(["token"]);
+      return { type: "status", connection: await checkHealth(), paused: await isPaused() };
+    case "setPaused":
+      await kv.set({ paused: msg.paused });
+      return { type: "status", connection: await currentConnection(), paused: msg.paused };
+    case "setBridgeUrl": {
+      const p = parseBridgeUrl(msg.url);
+      if (!p.ok) return { type: "failed", kind: "bad", message: p.message };
+      const s = await loadSettings();
+      await kv.set({ settings: { ...s, bridgeUrl: p.url } });
+      return { type: "status", connection: await checkHealth(), paused: await isPaused() };
+    }
+  }
+}
+
+function afterCall(r: Awaited<ReturnType<BridgeClient["exec"]>>): Reply {
+  if (r.ok) return { type: "result", result: r.value };
+  if (r.kind === "noBridge") void checkHealth();
+  return { type: "failed", kind: r.kind, message: r.message };
+}
+
+// ---- health, with backoff while the bridge is away ----
+
+let backoffMs = 1000;
+let retryTimer: ReturnType<typeof setTimeout> | null = null;
+
+async function currentConnection(): Promise<ConnectionState | null> {
+  const got = (await kv.get(["connection"])).connection;
+  return typeof got === "object" && got !== null ? (got as ConnectionState) : null;
+}
+
+async function checkHealth(): Promise<ConnectionState> {
+  const c = await client();
+  const h = await c.health();
+  const now = Date.now();
+  const port = Number(new URL(c.baseUrl).port || 80);
+  let state: ConnectionState;
+  if (!h.ok) {
+    state = { kind: "noBridge", detail: h.message, checkedAt: now, retryInMs: backoffMs };
+  } else if (typeof h.value.dir !== "string") {
+    const token = (await kv.get(["token"])).token;
+    const detail = typeof token === "string" ? "the bridge did not accept the token; paste the current output of `ground-link token`" : "paste the output of `ground-link token` to pair";
+    state = { kind: "notPaired", port, version: h.value.version, checkedAt: now, detail };
+  } else {
+    state = { kind: "connected", port, dir: h.value.dir, sandbox: h.value.sandbox ?? null, mode: h.value.mode ?? null, version: h.value.version, checkedAt: now };
+  }
+  await kv.set({ connection: state });
+  void chrome.action.setBadgeText({ text: state.kind === "connected" ? "" : state.kind === "notPaired" ? "!" : "off" });
+  void chrome.action.setBadgeBackgroundColor({ color: state.kind === "notPaired" ? "#9a6700" : "#cf222e" });
+  broadcast({ type: "connection", connection: state });
+  if (retryTimer !== null) clearTimeout(retryTimer);
+  retryTimer = null;
+  if (state.kind === "noBridge") {
+    retryTimer = setTimeout(() => void checkHealth(), backoffMs);
+    backoffMs = Math.min(backoffMs * 2, MAX_BACKOFF_MS);
+  } else {
+    backoffMs = 1000;
+    if (ports.size > 0) void startEvents();
+  }
+  return state;
+}
+
+// ---- /events relay to the content scripts' ports ----
+
+let eventsAbort: AbortController | null = null;
+let eventsBackoffMs = 1000;
+
+function broadcast(ev: WorkerEvent): void {
+  for (const p of ports) {
+    try {
+      p.postMessage(ev);
+    } catch {
+      ports.delete(p);
+    }
+  }
+}
+
+async function startEvents(): Promise<void> {
+  if (eventsAbort || ports.size === 0) return;
+  const ctrl = new AbortController();
+  eventsAbort = ctrl;
+  const c = await client();
+  const out = await c.events((callId: string, state: CallEventState) => {
+    eventsBackoffMs = 1000;
+    broadcast({ type: "callEvent", callId, state });
+  }, ctrl.signal);
+  if (eventsAbort === ctrl) eventsAbort = null;
+  if (!ctrl.signal.aborted && ports.size > 0 && !(out.ok === false && out.kind === "notPaired")) {
+    setTimeout(() => void startEvents(), eventsBackoffMs);
+    eventsBackoffMs = Math.min(eventsBackoffMs * 2, MAX_BACKOFF_MS);
+  }
+}
+
+function stopEvents(): void {
+  eventsAbort?.abort();
+  eventsAbort = null;
+}

@@ -1,0 +1,178 @@
+/**
+ * Reading a chat page through an adapter: which elements are assistant turns, what text a turn
+ * holds (without reasoning panes, buttons or our own card), and where the composer and send
+ * button are. Every lookup tries the site's selectors first and the generic fallback second, and
+ * an invalid selector (say, from a user override) is skipped instead of breaking detection.
+ */
+
+import { ALWAYS_EXCLUDE, GENERIC, type SelectorField, type SiteAdapter } from "../shared/adapters";
+
+export const CARD_TAG = "ground-link-card";
+
+function safeAll(root: ParentNode, selector: string): Element[] {
+  try {
+    return Array.from(root.querySelectorAll(selector));
+  } catch {
+    return [];
+  }
+}
+
+function safeMatches(el: Element, selector: string): boolean {
+  try {
+    return el.matches(selector);
+  } catch {
+    return false;
+  }
+}
+
+/** The selector lists for a role: the site's own, then the generic fallback's. */
+export function selectorsFor(adapter: SiteAdapter, field: SelectorField): string[][] {
+  return adapter.id === "generic" ? [adapter[field]] : [adapter[field], GENERIC[field]];
+}
+
+/** Elements for the first list (site, then generic) that matches anything. */
+export function findAll(root: ParentNode, adapter: SiteAdapter, field: SelectorField): Element[] {
+  for (const list of selectorsFor(adapter, field)) {
+    for (const sel of list) {
+      const found = safeAll(root, sel);
+      if (found.length > 0) return found;
+    }
+  }
+  return [];
+}
+
+export function findFirst(root: ParentNode, adapter: SiteAdapter, field: SelectorField, usable?: (el: Element) => boolean): Element | null {
+  for (const list of selectorsFor(adapter, field)) {
+    for (const sel of list) {
+      for (const el of safeAll(root, sel)) if (!usable || usable(el)) return el;
+    }
+  }
+  return null;
+}
+
+/** Whether anything in `root` says a reply is still being generated. */
+export function isStreaming(root: ParentNode, adapter: SiteAdapter): boolean {
+  for (const sel of adapter.streaming) {
+    try {
+      if (root.querySelector(sel) !== null) return true;
+    } catch {
+      // invalid override: ignore
+    }
+  }
+  return false;
+}
+
+function userSelectors(adapter: SiteAdapter): string[] {
+  return adapter.id === "generic" ? adapter.userMessage : [...adapter.userMessage, ...GENERIC.userMessage];
+}
+
+function isUserTurn(el: Element, adapter: SiteAdapter): boolean {
+  for (const sel of userSelectors(adapter)) {
+    try {
+      if (el.matches(sel) || el.closest(sel) !== null || el.querySelector(sel) !== null) return true;
+    } catch {
+      // invalid override: ignore
+    }
+  }
+  return false;
+}
+
+/** Per adapter, whether an element found by the assistant selectors really is an assistant turn.
+ * Roles do not change once rendered, so a 500-message chat is classified once, not per mutation. */
+const verdicts = new WeakMap<SiteAdapter, WeakMap<Element, boolean>>();
+
+/**
+ * Assistant turns in document order: outermost matches only, never a user turn or anything
+ * inside or around one, never our own card, never an editable composer.
+ */
+export function assistantMessages(root: ParentNode, adapter: SiteAdapter): Element[] {
+  const found = findAll(root, adapter, "assistantMessage");
+  let cache = verdicts.get(adapter);
+  if (!cache) {
+    cache = new WeakMap();
+    verdicts.set(adapter, cache);
+  }
+  let set: Set<Element> | null = null;
+  const out: Element[] = [];
+  for (const el of found) {
+    let ok = cache.get(el);
+    if (ok === undefined) {
+      set ??= new Set(found);
+      ok = true;
+      for (let p = el.parentElement; p && ok; p = p.parentElement) if (set.has(p)) ok = false;
+      if (ok && (el.closest(CARD_TAG) || el.closest('[contenteditable="true"], textarea'))) ok = false;
+      if (ok && isUserTurn(el, adapter)) ok = false;
+      cache.set(el, ok);
+    }
+    if (ok) out.push(el);
+  }
+  return out;
+}
+
+/** User turns in document order (outermost). */
+export function userMessages(root: ParentNode, adapter: SiteAdapter): Element[] {
+  for (const sel of userSelectors(adapter)) {
+    const found = safeAll(root, sel);
+    if (found.length > 0) {
+      const set = new Set(found);
+      return found.filter((el) => {
+        for (let p = el.parentElement; p; p = p.parentElement) if (set.has(p)) return false;
+        return true;
+      });
+    }
+  }
+  return [];
+}
+
+/**
+ * The text of a turn as the parser should see it: text nodes in document order, skipping
+ * excluded subtrees (reasoning panes, buttons, our card). Block boundaries become newlines so
+ * prose on either side of a block never runs into its JSON.
+ */
+export function messageText(el: Element, adapter: SiteAdapter): string {
+  const exclude = [...adapter.exclude, ...ALWAYS_EXCLUDE];
+  const parts: string[] = [];
+  const walk = (node: Node): void => {
+    for (let c = node.firstChild; c; c = c.nextSibling) {
+      if (c.nodeType === 3) {
+        parts.push((c as Text).data);
+      } else if (c.nodeType === 1) {
+        const e = c as Element;
+        if (exclude.some((s) => safeMatches(e, s))) continue;
+        if (e.tagName === "BR") {
+          parts.push("\n");
+          continue;
+        }
+        const block = BLOCK_TAGS.has(e.tagName);
+        if (block) parts.push("\n");
+        walk(e);
+        if (block) parts.push("\n");
+      }
+    }
+  };
+  walk(el);
+  return parts.join("");
+}
+
+const BLOCK_TAGS = new Set(["P", "DIV", "PRE", "LI", "UL", "OL", "H1", "H2", "H3", "H4", "H5", "H6", "BLOCKQUOTE", "TABLE", "TR", "SECTION", "ARTICLE"]);
+
+/** Whether an element can be typed into and is on screen (not hidden or disabled). */
+export function isUsableInput(el: Element): boolean {
+  if ((el as HTMLTextAreaElement).disabled) return false;
+  if (el.getAttribute("aria-hidden") === "true") return false;
+  const style = el.ownerDocument.defaultView?.getComputedStyle(el);
+  if (style && (style.display === "none" || style.visibility === "hidden")) return false;
+  return true;
+}
+
+export function findComposer(root: ParentNode, adapter: SiteAdapter): HTMLElement | null {
+  return findFirst(root, adapter, "composer", (el) => isUsableInput(el) && !el.closest(CARD_TAG)) as HTMLElement | null;
+}
+
+export function findSendButton(root: ParentNode, adapter: SiteAdapter): HTMLElement | null {
+  return findFirst(root, adapter, "sendButton", (el) => !el.closest(CARD_TAG)) as HTMLElement | null;
+}
+
+export function isDisabled(el: Element): boolean {
+  return (el as HTMLButtonElement).disabled === true || el.getAttribute("aria-disabled") === "true" || el.classList.contains("disabled");
+}

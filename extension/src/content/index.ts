@@ -1,0 +1,353 @@
+/**
+ * Content script (isolated world) on a supported chat site: waits for the page to settle, treats
+ * every reply already on the page as history (never run), then watches for the *next* assistant
+ * reply, and once it has stopped streaming and its blocks are complete, hands its calls to a
+ * `ReplyRun` exactly once (dedupe in extension storage via the worker).
+ *
+ * Signals that the reply has ended, fastest first: the MAIN-world stream observer's `streamEnd`
+ * (when the DOM already shows the same calls), the adapter's streaming signal going away plus a
+ * short quiet period, or a longer quiet period when the site gives no signal at all.
+ */
+
+import { adapterForHost, applyOverrides, type SiteAdapter } from "../shared/adapters";
+import { replyKey } from "../shared/dedupe";
+import { t } from "../shared/i18n";
+import { mentionsTool, parseToolBlocks, type ParsedBlock } from "../shared/parser";
+import { EVENTS_PORT, isPageMessage, type ContentSettings, type TabReply, type TabRequest, type WorkerEvent } from "../shared/protocol";
+import { sessionId } from "../shared/session";
+import { assistantMessages, CARD_TAG, findComposer, isStreaming, messageText, userMessages } from "./dom";
+import { insertIntoComposer } from "./insert";
+import { ask, ContextGone } from "./messaging";
+import { onWorkerEvent, ReplyRun } from "./runner";
+
+/** Quiet time after the site's streaming signal went away. */
+const QUIET_AFTER_SIGNAL_MS = 120;
+/** Quiet time when no streaming signal was ever seen for this reply. */
+const QUIET_NO_SIGNAL_MS = 1000;
+/** A block still open at the end looks like a reply that is still coming: wait longer. */
+const QUIET_UNTERMINATED_MS = 4000;
+/** Hydration: the DOM must be still this long before we touch it… */
+const SETTLE_QUIET_MS = 400;
+/** …or this long after start, whichever comes first. */
+const SETTLE_MAX_MS = 6000;
+
+interface Candidate {
+  el: Element;
+  ordinal: number;
+  text: string;
+  lastChange: number;
+  /** Seen streaming (signal, network or growth) while it was the last reply. */
+  active: boolean;
+  /** First seen after the page settled, not as part of the history. */
+  fresh: boolean;
+  /** The adapter's streaming signal was seen while this was the last reply. */
+  sawSignal: boolean;
+}
+
+const base = adapterForHost(location.host);
+if (base) void boot(base).catch((e) => console.debug("[ground-link] stopped:", e));
+
+async function boot(baseAdapter: SiteAdapter): Promise<void> {
+  const cfg = await ask({ type: "config" });
+  if (cfg.type !== "config") return;
+  const settings: ContentSettings = cfg.settings;
+  if (baseAdapter.id !== "generic" && settings.sites[baseAdapter.id] === false) return;
+  const adapter = applyOverrides(baseAdapter, settings.overrides);
+  const det = new Detector(document, adapter, settings, cfg.paused);
+  det.listenPage();
+  await det.settle();
+  await det.start();
+}
+
+class Detector {
+  private readonly history = new WeakSet<Element>();
+  private readonly handled = new Set<string>();
+  private readonly ownMessages = new Set<string>();
+  private readonly openStreams = new Set<string>();
+  private lastStream: { text: string; endedAt: number } | null = null;
+  private cand: Candidate | null = null;
+  private url = location.pathname + location.search;
+  private readonly pageNonce = crypto.randomUUID().slice(0, 8);
+  private session: string;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private userCount = -1;
+  private port: chrome.runtime.Port | null = null;
+  private activeRuns = 0;
+
+  constructor(
+    private readonly doc: Document,
+    private readonly adapter: SiteAdapter,
+    private readonly settings: ContentSettings,
+    private paused: boolean,
+  ) {
+    this.session = sessionId(adapter, new URL(location.href), this.pageNonce);
+  }
+
+  /** Stream signals from the MAIN-world observer. Page script can post these too; they only
+   * ever speed up or feed detection of what the page shows, which the page controls anyway. */
+  listenPage(): void {
+    window.addEventListener("message", (ev: MessageEvent) => {
+      if (ev.source !== window || !isPageMessage(ev.data)) return;
+      const m = ev.data;
+      if (m.type === "streamStart") {
+        this.openStreams.add(m.streamId);
+        this.lastStream = null;
+        if (this.cand) this.cand.active = true;
+      } else {
+        this.openStreams.delete(m.streamId);
+        this.lastStream = { text: m.text, endedAt: performance.now() };
+        if (this.cand) this.cand.active = true;
+      }
+      this.schedule(0);
+    });
+    chrome.runtime.onMessage.addListener((msg: TabRequest, _sender, reply: (r: TabReply) => void) => {
+      if (msg?.type !== "insertPrompt") return false;
+      void this.insertPrompt().then(reply);
+      return true;
+    });
+  }
+
+  /** Waits until the page has hydrated: no DOM changes for a while (or a time cap). */
+  settle(): Promise<void> {
+    return new Promise((resolve) => {
+      const started = performance.now();
+      let last = performance.now();
+      const mo = new MutationObserver(() => {
+        last = performance.now();
+      });
+      mo.observe(this.doc.documentElement, { childList: true, subtree: true, characterData: true });
+      const tick = (): void => {
+        const now = performance.now();
+        if ((this.doc.readyState === "complete" && now - last >= SETTLE_QUIET_MS) || now - started >= SETTLE_MAX_MS) {
+          mo.disconnect();
+          resolve();
+        } else setTimeout(tick, 100);
+      };
+      tick();
+    });
+  }
+
+  async start(): Promise<void> {
+    await this.markHistory(null);
+    const mo = new MutationObserver((records) => this.onMutations(records));
+    mo.observe(this.doc.body ?? this.doc.documentElement, { childList: true, subtree: true, characterData: true, attributes: true, attributeFilter: ["class", "aria-label", "data-is-streaming", "disabled", "aria-disabled"] });
+    this.evaluate(true);
+  }
+
+  /** Everything on the page now is history: its calls are never run. `keep` stays live. */
+  private async markHistory(keep: Element | null): Promise<void> {
+    const keys: string[] = [];
+    assistantMessages(this.doc, this.adapter).forEach((el, i) => {
+      if (el === keep) return;
+      this.history.add(el);
+      const text = messageText(el, this.adapter);
+      if (!mentionsTool(text)) return;
+      const key = replyKey(this.session, i, blocksKey(parseToolBlocks(text)));
+      this.handled.add(key);
+      keys.push(key);
+    });
+    this.userCount = userMessages(this.doc, this.adapter).length;
+    if (keys.length > 0) await ask({ type: "markSeen", keys });
+  }
+
+  private onMutations(records: MutationRecord[]): void {
+    const t0 = performance.now();
+    let relevant = false;
+    let structural = false;
+    const inside = this.cand?.el;
+    for (const r of records) {
+      const target = r.target instanceof Element ? r.target : r.target.parentElement;
+      if (target?.closest(CARD_TAG)) continue;
+      if (r.type === "childList" && isOnlyOurs(r.addedNodes) && isOnlyOurs(r.removedNodes)) continue;
+      relevant = true;
+      // nodes added or removed outside the reply being watched may be new turns: rescan the list
+      if (r.type === "childList" && !(inside && target && inside.contains(target))) {
+        structural = true;
+        break;
+      }
+    }
+    if (relevant) this.evaluate(structural);
+    if (this.settings.perfMarks) performance.measure("ground-link:observer", { start: t0, end: performance.now() });
+  }
+
+  private schedule(ms: number): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.evaluate(true);
+    }, ms);
+  }
+
+  /**
+   * Looks at the last assistant reply and decides whether it is ready to dispatch. `full`
+   * rescans the page's turns; otherwise only the watched reply changed, and on a long chat the
+   * cheap path is what keeps each mutation batch well under the 2 ms budget.
+   */
+  private evaluate(full: boolean): void {
+    const now = performance.now();
+    const url = location.pathname + location.search;
+    if (url !== this.url) {
+      this.url = url;
+      this.session = sessionId(this.adapter, new URL(location.href), this.pageNonce);
+      // another conversation's history may now be on the page; the reply streaming right now stays live
+      const keep = this.cand && (this.cand.active || this.openStreams.size > 0) ? this.cand.el : null;
+      void this.markHistory(keep);
+      full = true;
+    }
+    let last: Element | undefined;
+    let count: number;
+    if (!full && this.cand?.el.isConnected) {
+      last = this.cand.el;
+      count = this.cand.ordinal + 1;
+    } else {
+      const msgs = assistantMessages(this.doc, this.adapter);
+      this.checkUserTurns();
+      last = msgs[msgs.length - 1];
+      count = msgs.length;
+    }
+    if (!last) return;
+    const signal = isStreaming(this.doc, this.adapter);
+    const streaming = signal || this.openStreams.size > 0;
+    if (!this.cand || this.cand.el !== last) {
+      const text = messageText(last, this.adapter);
+      const prev = this.cand;
+      // a site that swaps the streaming element for a final one at the same place: still live
+      const replaced = prev !== null && !prev.el.isConnected && prev.active && prev.ordinal === count - 1;
+      this.cand = {
+        el: last,
+        ordinal: count - 1,
+        text,
+        lastChange: now,
+        active: streaming || replaced,
+        fresh: !this.history.has(last),
+        sawSignal: signal || (replaced && prev.sawSignal),
+      };
+    } else {
+      const text = messageText(last, this.adapter);
+      if (text !== this.cand.text) {
+        this.cand.text = text;
+        this.cand.lastChange = now;
+        if (this.cand.fresh) this.cand.active = true;
+      }
+      this.cand.ordinal = count - 1;
+    }
+    const c = this.cand;
+    if (streaming) {
+      c.active = true;
+      if (signal) c.sawSignal = true;
+      return;
+    }
+    if (!c.active) return;
+    let text = c.text;
+    const streamText = this.lastStream?.text ?? "";
+    // a site that renders <tool> as markup hides the tags: fall back to the stream's own text
+    if (!mentionsTool(text) && mentionsTool(streamText)) text = streamText;
+    if (!mentionsTool(text)) return;
+    const blocks = parseToolBlocks(text);
+    const key = blocksKey(blocks);
+    const streamAgrees = this.lastStream !== null && blocksKey(parseToolBlocks(streamText)) === key;
+    const unterminated = blocks.some((b) => b.kind === "error" && b.error === "unterminated");
+    let quiet = c.sawSignal || this.lastStream !== null ? QUIET_AFTER_SIGNAL_MS : QUIET_NO_SIGNAL_MS;
+    if (unterminated) quiet = Math.max(quiet, QUIET_UNTERMINATED_MS);
+    const waited = now - c.lastChange;
+    if (!streamAgrees && waited < quiet) {
+      this.schedule(quiet - waited + 5);
+      return;
+    }
+    const dedupeKey = replyKey(this.session, c.ordinal, key);
+    if (this.handled.has(dedupeKey)) return;
+    this.handled.add(dedupeKey);
+    void this.dispatch(c.el, blocks, dedupeKey);
+  }
+
+  /** A message the person sent (not our pasted results) resets the step budget. */
+  private checkUserTurns(): void {
+    const users = userMessages(this.doc, this.adapter);
+    if (users.length <= this.userCount) {
+      this.userCount = users.length;
+      return;
+    }
+    this.userCount = users.length;
+    const lastUser = users[users.length - 1];
+    const text = lastUser ? (lastUser.textContent ?? "") : "";
+    if (!text.includes("<tool_result") && ![...this.ownMessages].some((m) => sameText(m, text))) {
+      void ask({ type: "resetRounds", session: this.session });
+    }
+  }
+
+  private async dispatch(el: Element, blocks: ParsedBlock[], key: string): Promise<void> {
+    const claim = await ask({ type: "claim", key });
+    if (claim.type !== "claimed" || !claim.owner) return;
+    this.ensurePort();
+    this.activeRuns++;
+    const cfg = await ask({ type: "config" });
+    if (cfg.type === "config") this.paused = cfg.paused;
+    const run = new ReplyRun(
+      {
+        doc: this.doc,
+        adapter: this.adapter,
+        settings: cfg.type === "config" ? cfg.settings : this.settings,
+        paused: this.paused,
+        session: this.session,
+        onOwnMessage: (text) => this.ownMessages.add(text),
+      },
+      el,
+      blocks,
+    );
+    try {
+      await run.start();
+    } catch (e) {
+      if (e instanceof ContextGone) run.card.setFooter(e.message);
+      else run.card.setFooter(t("cardError", String(e)));
+    } finally {
+      this.activeRuns--;
+      if (this.activeRuns === 0) this.dropPort();
+    }
+  }
+
+  /** While calls run, a port keeps the worker awake and brings its call events. */
+  private ensurePort(): void {
+    if (this.port) return;
+    try {
+      const port = chrome.runtime.connect({ name: EVENTS_PORT });
+      port.onMessage.addListener((ev: WorkerEvent) => onWorkerEvent(ev));
+      port.onDisconnect.addListener(() => {
+        this.port = null;
+        if (this.activeRuns > 0) setTimeout(() => this.ensurePort(), 500);
+      });
+      this.port = port;
+    } catch {
+      this.port = null;
+    }
+  }
+
+  private dropPort(): void {
+    const p = this.port;
+    this.port = null;
+    p?.disconnect();
+  }
+
+  private async insertPrompt(): Promise<TabReply> {
+    const got = await ask({ type: "prompt" });
+    if (got.type !== "prompt") return { type: "failed", message: got.type === "failed" ? got.message : "no instructions" };
+    const composer = findComposer(this.doc, this.adapter);
+    if (!composer) return { type: "failed", message: "no composer found on this page" };
+    const ins = insertIntoComposer(composer, got.text);
+    return ins.ok ? { type: "ok" } : { type: "failed", message: ins.message };
+  }
+}
+
+function isOnlyOurs(nodes: NodeList): boolean {
+  for (const n of Array.from(nodes)) if (!(n instanceof Element && n.tagName.toLowerCase() === CARD_TAG)) return false;
+  return true;
+}
+
+function sameText(a: string, b: string): boolean {
+  const n = (s: string) => s.replace(/\s+/g, " ").trim();
+  return n(a) === n(b);
+}
+
+/** What identifies a reply's calls: the parsed blocks, not the rendered text around them. */
+export function blocksKey(blocks: ParsedBlock[]): string {
+  return JSON.stringify(blocks.map((b) => (b.kind === "call" ? [b.call.name, b.call.args, b.call.reason ?? null] : [b.error])));
+}

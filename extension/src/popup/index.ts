@@ -1,0 +1,71 @@
+/**
+ * The popup: connection state, port, sandbox root and mode (shown, never changed from here —
+ * the agent's token must not loosen policy), pairing, pause for this browser, and "Insert
+ * instructions" into the current chat's composer.
+ */
+
+import { t } from "../shared/i18n";
+import type { Reply, TabReply } from "../shared/protocol";
+import { $, connectionLabel, localise, worker } from "../shared/ui";
+
+let paused = false;
+
+function render(r: Reply): void {
+  if (r.type === "failed") {
+    $("message").textContent = r.message;
+    return;
+  }
+  if (r.type !== "status") return;
+  paused = r.paused;
+  const c = r.connection;
+  const label = connectionLabel(c);
+  const state = $("state");
+  state.textContent = label.text;
+  state.dataset.kind = label.kind;
+  $("detail").textContent = c && c.kind !== "connected" ? c.detail : "";
+  $("info").hidden = !c || c.kind !== "connected";
+  if (c && c.kind === "connected") {
+    $("port").textContent = String(c.port);
+    $("root").textContent = c.dir ?? "";
+    $("sandbox").textContent = c.sandbox ?? "";
+    $("mode").textContent = c.mode ?? "";
+  }
+  $("pairing").hidden = !c || c.kind !== "notPaired";
+  $("pausedNote").hidden = !paused;
+  $("pause").textContent = paused ? t("btnResume") : t("btnPause");
+}
+
+async function activeChatTab(): Promise<chrome.tabs.Tab | undefined> {
+  const [tab] = await chrome.tabs.query({ active: true, lastFocusedWindow: true });
+  return tab;
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  localise(document);
+  void worker({ type: "status" }).then(render);
+  $("pair").addEventListener("click", () => {
+    const input = $("token") as HTMLInputElement;
+    void worker({ type: "pair", token: input.value }).then((r) => {
+      input.value = "";
+      render(r);
+      if (r.type === "status" && r.connection?.kind === "connected") $("message").textContent = t("paired");
+    });
+  });
+  $("pause").addEventListener("click", () => void worker({ type: "setPaused", paused: !paused }).then(render));
+  $("options").addEventListener("click", () => void chrome.runtime.openOptionsPage());
+  $("insert").addEventListener("click", () => {
+    void (async () => {
+      const tab = await activeChatTab();
+      if (tab?.id === undefined) {
+        $("message").textContent = t("noChatTab");
+        return;
+      }
+      try {
+        const r = (await chrome.tabs.sendMessage(tab.id, { type: "insertPrompt" })) as TabReply | undefined;
+        $("message").textContent = r?.type === "ok" ? t("insertedInstructions") : (r?.message ?? t("noChatTab"));
+      } catch {
+        $("message").textContent = t("noChatTab");
+      }
+    })();
+  });
+});

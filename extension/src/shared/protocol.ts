@@ -1,0 +1,143 @@
+/**
+ * Types every execution context agrees on: the bridge's wire types (mirroring `src/protocol.rs`,
+ * camelCase) and the extension's internal messages, each a discriminated union on `type` so a
+ * handler can never receive a shape it did not name.
+ */
+
+// ---- bridge wire types (DESIGN §6) ----
+
+export interface ToolCall {
+  name: string;
+  args: Record<string, unknown>;
+  reason?: string;
+}
+
+export interface CallRequest extends ToolCall {
+  session?: string;
+  callId?: string;
+  waitMs?: number;
+}
+
+export type CallStatus = "success" | "error" | "denied" | "timeout" | "pending";
+export type Verdict = "allow" | "ask" | "deny";
+export type Risk = "safe" | "moderate" | "dangerous";
+
+export interface Decision {
+  decision: Verdict;
+  risk: Risk;
+  reason: string;
+  rule: { id: string; layer: string } | null;
+  steps: unknown[];
+}
+
+export interface CallResult {
+  status: CallStatus;
+  output: string;
+  formatted: string;
+  callId: string;
+  decision: Decision | null;
+  durationMs: number;
+  truncated: boolean;
+}
+
+export interface Health {
+  status: string;
+  app: string;
+  version: string;
+  dir?: string;
+  mode?: string;
+  sandbox?: string;
+}
+
+// ---- connection state the worker keeps in chrome.storage ----
+
+export type ConnectionState =
+  | { kind: "connected"; port: number; dir: string | null; sandbox: string | null; mode: string | null; version: string; checkedAt: number }
+  | { kind: "notPaired"; port: number; version: string; checkedAt: number; detail: string }
+  | { kind: "noBridge"; detail: string; checkedAt: number; retryInMs: number };
+
+// ---- a call's life as the card shows it (DESIGN §7) ----
+
+export type CardState =
+  | { kind: "queued" }
+  | { kind: "budget"; budget: number }
+  | { kind: "running" }
+  | { kind: "waitingApproval" }
+  | { kind: "done"; result: CallResult }
+  | { kind: "denied"; result: CallResult }
+  | { kind: "error"; message: string; result?: CallResult }
+  | { kind: "ignored" }
+  | { kind: "parseError"; message: string }
+  | { kind: "paused" };
+
+// ---- messages: content script -> service worker ----
+
+export type ContentRequest =
+  | { type: "config" }
+  | { type: "exec"; callId: string; session: string; call: ToolCall }
+  | { type: "await"; callId: string }
+  | { type: "cancel"; callId: string }
+  | { type: "claim"; key: string }
+  | { type: "markSeen"; keys: string[] }
+  | { type: "takeRound"; session: string }
+  | { type: "resetRounds"; session: string }
+  | { type: "prompt"; lang?: "en" | "zh" }
+  | { type: "status" };
+
+// ---- messages: popup/options -> service worker ----
+
+export type UiRequest =
+  | { type: "pair"; token: string }
+  | { type: "unpair" }
+  | { type: "checkNow" }
+  | { type: "setPaused"; paused: boolean }
+  | { type: "setBridgeUrl"; url: string };
+
+export type Request = ContentRequest | UiRequest;
+
+/** What the worker answers to each request. */
+export type FailureKind = "noBridge" | "notPaired" | "paused" | "unknownCall" | "http" | "bad";
+
+export type Reply =
+  | { type: "config"; settings: ContentSettings; paused: boolean }
+  | { type: "claimed"; owner: boolean }
+  | { type: "round"; ok: boolean; used: number; budget: number }
+  | { type: "result"; result: CallResult }
+  | { type: "failed"; message: string; kind: FailureKind }
+  | { type: "prompt"; text: string }
+  | { type: "status"; connection: ConnectionState | null; paused: boolean }
+  | { type: "ok" };
+
+/** What a content script may know of the settings: everything but secrets (there are none in Settings). */
+export type ContentSettings = import("./settings").Settings & { perfMarks: boolean };
+
+// ---- messages: popup -> content script ----
+
+export type TabRequest = { type: "insertPrompt" };
+export type TabReply = { type: "ok" } | { type: "failed"; message: string };
+
+// ---- events: service worker -> content scripts (over a port) ----
+
+export type WorkerEvent =
+  | { type: "callEvent"; callId: string; state: "waitingApproval" | "running" | "resolved" | "done" }
+  | { type: "connection"; connection: ConnectionState };
+
+/** The port name content scripts use to hear worker events and keep it awake during calls. */
+export const EVENTS_PORT = "ground-link-events";
+
+// ---- page world -> content script (window.postMessage) ----
+
+export const PAGE_MESSAGE_TAG = "ground-link/main-world";
+
+export type PageMessage =
+  | { tag: typeof PAGE_MESSAGE_TAG; type: "streamStart"; streamId: string; decoder: string; at: number }
+  | { tag: typeof PAGE_MESSAGE_TAG; type: "streamEnd"; streamId: string; decoder: string; text: string; at: number };
+
+export function isPageMessage(v: unknown): v is PageMessage {
+  if (typeof v !== "object" || v === null) return false;
+  const m = v as Record<string, unknown>;
+  if (m.tag !== PAGE_MESSAGE_TAG || typeof m.streamId !== "string" || typeof m.decoder !== "string") return false;
+  if (m.type === "streamStart") return typeof m.at === "number";
+  if (m.type === "streamEnd") return typeof m.text === "string" && typeof m.at === "number";
+  return false;
+}
