@@ -609,6 +609,10 @@ impl Analyzer {
                     acc.raise(Risk::Moderate, format!("writes {}", loc.shown));
                 }
             }
+            Place::Outside { .. } if loc.shown == "/proc/sysrq-trigger" => acc.doom(
+                "writes /proc/sysrq-trigger, which can crash or restart the machine at once"
+                    .to_owned(),
+            ),
             Place::Outside { .. } | Place::Device => acc.raise(
                 Risk::Dangerous,
                 format!("writes {} outside the sandbox root", loc.shown),

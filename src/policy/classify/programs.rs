@@ -273,7 +273,7 @@ impl Analyzer {
                     ),
                 );
             }
-            match self.wrapper(acc, name, &words[i + 1..], depth) {
+            match self.wrapper(acc, name, &words[i + 1..], io, depth) {
                 Wrapped::Inner(skip) => {
                     if i + 1 + skip >= words.len() {
                         return i;
@@ -290,7 +290,14 @@ impl Analyzer {
         i
     }
 
-    fn wrapper(&mut self, acc: &mut Acc, name: &str, args: &[Word], depth: u32) -> Wrapped {
+    fn wrapper(
+        &mut self,
+        acc: &mut Acc,
+        name: &str,
+        args: &[Word],
+        io: &Io,
+        depth: u32,
+    ) -> Wrapped {
         let inner = |j: usize| {
             if j < args.len() {
                 Wrapped::Inner(j)
@@ -399,6 +406,12 @@ impl Analyzer {
                     if let (true, Some(v)) = (opt_is(n, "-a") || opt_is(n, "--arg-file"), v) {
                         self.read_path(acc, v);
                     }
+                }
+                // `echo / | xargs rm -rf`: judge the command with the arguments it will get.
+                if let (Some(input), true) = (&io.stdin_script, j < args.len()) {
+                    let mut words = args[j..].to_vec();
+                    words.extend(input.split_whitespace().take(64).map(Word::literal));
+                    self.nested(words, depth);
                 }
                 inner(j)
             }
@@ -728,7 +741,13 @@ impl Analyzer {
             }
             "source" | "." => {
                 acc.raise(Moderate, format!("{name} runs the commands in a file"));
-                if let Some(f) = args.first() {
+                let Some(f) = args.first() else { return };
+                if matches!(
+                    f.text.as_str(),
+                    "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0" | "-"
+                ) {
+                    self.stdin_script(acc, name, io, depth);
+                } else {
                     self.read_path(acc, f);
                 }
             }
@@ -775,7 +794,12 @@ impl Analyzer {
             "ln" => self.link(acc, args),
             "rm" | "rmdir" | "unlink" | "shred" | "srm" | "wipe" => {
                 acc.raise(Dangerous, format!("{name} deletes files"));
-                let p = parse_args(args, "nsu", &["--iterations", "--size", "--random-source"]);
+                let val_short = if name == "shred" { "ns" } else { "" };
+                let p = parse_args(
+                    args,
+                    val_short,
+                    &["--iterations", "--size", "--random-source"],
+                );
                 self.writes(acc, &p.pos);
             }
             "truncate" => {
@@ -1133,6 +1157,11 @@ impl Analyzer {
                 return;
             }
         }
+        self.stdin_script(acc, name, io, depth);
+    }
+
+    /// A program that runs its standard input as shell commands.
+    fn stdin_script(&mut self, acc: &mut Acc, name: &str, io: &Io, depth: u32) {
         if let Some(s) = &io.stdin_script {
             let s = s.clone();
             self.script(&s, depth + 1);
