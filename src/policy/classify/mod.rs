@@ -38,11 +38,14 @@ mod syntax;
 mod tables;
 mod words;
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::path::Path;
 
 use serde::Serialize;
-use tree_sitter::{Parser, Tree};
+use std::time::{Duration, Instant};
+
+use tree_sitter::{ParseOptions, ParseState, Parser, Tree};
 
 use crate::protocol::Risk;
 use paths::{Cwds, Jail, Place};
@@ -58,6 +61,9 @@ pub const MAX_LEN: usize = 256 * 1024;
 const MAX_SCRIPT_DEPTH: u32 = 8;
 /// How many simple commands one command line may contain.
 const MAX_PARTS: usize = 1024;
+/// How long parsing one command line (with every script nested in it) may take. Real commands
+/// parse in well under a millisecond; only pathological input comes near this.
+const PARSE_BUDGET: Duration = Duration::from_millis(250);
 
 /// What the classifier needs to know about where the command runs.
 #[derive(Debug, Clone, Copy)]
@@ -154,14 +160,36 @@ fn new_parser() -> Result<Parser, String> {
     Ok(p)
 }
 
-/// Parses with this thread's parser (created once), or a fresh one if it is busy.
-fn parse(src: &str) -> Result<Tree, String> {
+/// Parses with this thread's parser (created once), or a fresh one if it is busy. Gives up at
+/// `deadline`: tree-sitter's error recovery is quadratic on some inputs (thousands of `)`), so
+/// without a limit a hostile command could hold a thread for minutes.
+///
+/// The parser sees an ASCII shadow of `src`: every non-ASCII character replaced by as many `x`
+/// bytes as it has UTF-8 bytes, so node offsets still index `src`. tree-sitter-bash 0.25's
+/// external scanner passes the lookahead character to C's `isdigit`, which reads out of bounds
+/// (and crashes on `echo {` followed by U+10FFFF); no shell metacharacter is non-ASCII, so the
+/// shadow has the same structure for bash.
+fn parse(src: &str, deadline: Instant) -> Result<Tree, String> {
+    let shadow = ascii_shadow(src);
     let run = |p: &mut Parser| {
-        let tree = p.parse(src, None);
+        let bytes = shadow.as_bytes();
+        let mut input = |at: usize, _| bytes.get(at..).unwrap_or_default();
+        let mut late = |_: &ParseState| Instant::now() > deadline;
+        let options = ParseOptions::new().progress_callback(&mut late);
+        let tree = p.parse_with_options(&mut input, None, Some(options));
         if tree.is_none() {
             p.reset();
         }
-        tree.ok_or_else(|| "the shell parser gave up on the command".to_owned())
+        tree.ok_or_else(|| {
+            if Instant::now() > deadline {
+                format!(
+                    "the command is too complex to analyse within {} ms; simplify it",
+                    PARSE_BUDGET.as_millis()
+                )
+            } else {
+                "the shell parser gave up on the command".to_owned()
+            }
+        })
     };
     PARSER.with(|cell| match cell.try_borrow_mut() {
         Ok(mut slot) => {
@@ -175,6 +203,22 @@ fn parse(src: &str) -> Result<Tree, String> {
         }
         Err(_) => run(&mut new_parser()?),
     })
+}
+
+/// `src` with each non-ASCII character replaced by `x` bytes of the same total length.
+fn ascii_shadow(src: &str) -> Cow<'_, str> {
+    if src.is_ascii() {
+        return Cow::Borrowed(src);
+    }
+    let mut out = String::with_capacity(src.len());
+    for c in src.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            out.extend(std::iter::repeat_n('x', c.len_utf8()));
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// What a command gets on standard input, as far as we know.
@@ -241,6 +285,8 @@ pub(crate) struct Analyzer {
     floor: Risk,
     floor_reasons: Vec<String>,
     too_many: bool,
+    /// When parsing must stop (see [`PARSE_BUDGET`]).
+    deadline: Instant,
 }
 
 impl Analyzer {
@@ -257,6 +303,7 @@ impl Analyzer {
             floor: Risk::Safe,
             floor_reasons: Vec::new(),
             too_many: false,
+            deadline: Instant::now() + PARSE_BUDGET,
         }
     }
 
@@ -323,7 +370,7 @@ impl Analyzer {
             self.fallback(src);
             return;
         }
-        let syn = match parse(src) {
+        let syn = match parse(src, self.deadline) {
             Ok(tree) => syntax::collect(&tree, src),
             Err(e) => {
                 self.fail(Risk::Dangerous, e);

@@ -11,7 +11,7 @@ use tree_sitter::{Language, Node, Tree, TreeCursor};
 use super::words::{Word, WordBuilder, brace_expand, decode_ansi_c};
 
 /// Deeper trees than this are not walked (the command is then reported as unparseable).
-const MAX_TREE_DEPTH: usize = 400;
+const MAX_TREE_DEPTH: usize = 150;
 
 /// What kind of simple command a [`RawPart`] is.
 #[derive(Debug, Clone, PartialEq, Eq)]
