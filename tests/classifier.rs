@@ -81,6 +81,7 @@ fn corpus() {
         );
         let command = cols[0]
             .replace('␤', "\n")
+            .replace('␉', "\t")
             .replace("{root}", &sb.root.to_string_lossy())
             .replace("{home}", &sb.home.to_string_lossy());
         let want_risk = cols[1];

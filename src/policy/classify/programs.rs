@@ -253,6 +253,16 @@ impl Analyzer {
     pub(crate) fn command(&mut self, acc: &mut Acc, words: &[Word], io: &Io, depth: u32) -> usize {
         let mut i = 0;
         while let Some(w) = words.get(i) {
+            // Reserved words tree-sitter sometimes leaves inside a command (`time { rm x; }`):
+            // look past them at what follows.
+            if matches!(
+                w.text.as_str(),
+                "{" | "}" | "(" | ")" | "!" | "then" | "do" | "else" | "fi" | "done" | "esac"
+            ) && !w.dynamic
+            {
+                i += 1;
+                continue;
+            }
             if w.dynamic || w.glob || w.text.contains('{') {
                 acc.raise(
                     Dangerous,

@@ -258,6 +258,12 @@ impl<'s, 't> Walker<'s, 't> {
         self.src.get(n.start_byte()..n.end_byte()).unwrap_or("")
     }
 
+    /// Whether the source between `end` and `start` is empty or only `\<newline>` pairs.
+    fn joined(&self, end: usize, start: usize) -> bool {
+        let gap = self.src.as_bytes().get(end..start).unwrap_or(b" ");
+        gap.len() % 2 == 0 && gap.chunks(2).all(|c| c == b"\\\n")
+    }
+
     fn cursor(&mut self, n: Node<'t>) -> TreeCursor<'t> {
         match self.cursors.pop() {
             Some(mut c) => {
@@ -414,7 +420,11 @@ impl<'s, 't> Walker<'s, 't> {
         if cur.goto_first_child() {
             loop {
                 let child = cur.node();
-                if child.is_named() && kind(child) != K::Skip {
+                if !child.is_named() && index == 0 {
+                    // `cat <<EOF | sh`: the pipeline starts inside the here-document's
+                    // redirection, so its first command is already reading a pipe.
+                    index = 1;
+                } else if child.is_named() && kind(child) != K::Skip {
                     let from = self.out.parts.len();
                     self.walk(child);
                     let nest = self.nest;
@@ -658,14 +668,7 @@ impl<'s, 't> Walker<'s, 't> {
                 let mut cur = self.cursor(n);
                 if cur.goto_first_child() {
                     loop {
-                        let child = cur.node();
-                        if kind(child) == K::Assignment {
-                            if let Some(v) = child.child_by_field_name("value") {
-                                self.walk_nested(v);
-                            }
-                        } else {
-                            self.walk_nested(child);
-                        }
+                        self.walk_nested(cur.node());
                         if !cur.goto_next_sibling() {
                             break;
                         }
@@ -691,8 +694,10 @@ impl<'s, 't> Walker<'s, 't> {
                 match (cur.field_name(), kind(child)) {
                     (Some("name") | Some("argument"), _) => {
                         let w = self.word(child);
-                        // Nodes with no space between them are one shell word (`$"x"`).
-                        if last_end == Some(child.start_byte()) {
+                        // Nodes with no space between them are one shell word (`$"x"`); so
+                        // are nodes separated only by line continuations (`r\<newline>m` is
+                        // `rm` to bash, two words to tree-sitter).
+                        if last_end.is_some_and(|e| self.joined(e, child.start_byte())) {
                             if let Some(prev) = words.pop() {
                                 let mut b = WordBuilder::default();
                                 b.append(prev);
@@ -713,9 +718,8 @@ impl<'s, 't> Walker<'s, 't> {
                     (_, K::Assignment) => {
                         let w = self.word(child);
                         part.assigns.push(w);
-                        if let Some(v) = child.child_by_field_name("value") {
-                            nested.push(v);
-                        }
+                        // Both sides: `a[$(cmd)]=1` runs cmd too.
+                        nested.push(child);
                     }
                     (_, K::Skip) => {}
                     _ if child.is_named() => nested.push(child),
