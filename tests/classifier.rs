@@ -262,6 +262,26 @@ fn deep_nesting_cases() {
 }
 
 #[test]
+fn options_missing_their_value_do_not_panic() {
+    // Regression: `time -f` at the end of a command sliced past the end of the words.
+    let sb = Sandbox::new();
+    let programs = [
+        "time", "timeout", "nice", "env", "xargs", "sudo", "su", "watch", "stdbuf", "ionice",
+        "chroot", "exec", "grep", "rg", "sed", "find", "git", "git -C", "tar", "cp", "ln", "sort",
+        "jq", "curl", "wget", "bash", "date", "read", "printf", "kill", "chmod",
+    ];
+    for p in programs {
+        for opt in [
+            "-f", "-o", "-s", "-u", "-C", "-S", "-e", "-I", "-t", "-n", "--file", "-c",
+        ] {
+            let cmd = format!("{p} {opt}");
+            let a = sb.classify(&cmd);
+            assert!(!a.parts.is_empty(), "{cmd}");
+        }
+    }
+}
+
+#[test]
 fn non_ascii_input_does_not_crash_the_parser() {
     // tree-sitter-bash 0.25 hands the lookahead to C `isdigit`, which reads out of bounds on
     // large code points: `echo {` + U+10FFFF crashed the process before the ASCII shadow.

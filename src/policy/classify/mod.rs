@@ -16,17 +16,41 @@
 //! expand globs).
 //!
 //! Decisions (so the docs can quote them):
-//! - Reading a path outside the root is `moderate`; reading a place that holds secrets
-//!   (`~/.ssh`, `~/.aws`, `/etc/shadow`, `/proc/*/environ`...) is `dangerous`. Writing outside
-//!   the root (redirection, `tee`, `cp` target...) is `dangerous`; writing inside is `moderate`
-//!   (`dangerous` for protected paths such as `.git/` or `.envrc`).
-//! - Unknown programs, interpreters, test and build runners, `env`/`printenv`, `awk`, `cd`
-//!   outside the root, and anything run by path (`./x`, and also `/bin/ls`: one rule is easier
-//!   to trust than a list of directories) are `moderate`.
-//! - The permission PRD's dangerous list stays dangerous: `rm`, `chmod`/`chown`, `sudo`/`su`,
-//!   `kill`, `curl`/`wget`, package installs, `git commit`/`push`/`checkout`/`reset`/`rebase`/
-//!   `merge`, `git stash drop|pop|clear`; so do network tools, disks, services, containers.
-//! - A command whose program name is computed (`$X y`, `$(..) y`) is `dangerous`.
+//! - Reads: a path outside the root (lexically, or through a symlink inside the root) is
+//!   `moderate`; a place that holds secrets (`~/.ssh`, `~/.aws`, `~/.netrc`, `/etc/shadow`,
+//!   `/proc/*/environ`...) is `dangerous`. A path only known at run time (`cat "$f"`) is
+//!   `moderate`. `/dev/null`, `/dev/std*`, `/dev/fd/N` and `<(..)` are harmless.
+//! - Writes (redirections, `tee`, `cp`/`mv`/`ln` targets, `sed -i`, `sort -o`, `git --output`,
+//!   `find -fprint`, `tar -C`...): inside the root `moderate`, inside a protected path
+//!   (`.git/`, `.ground-link/`, `.husky/`, `.envrc`, `.vscode/tasks.json`) `dangerous`, outside
+//!   or unknown `dangerous`, to a raw disk (`/dev/sda`) or `/proc/sysrq-trigger` catastrophic.
+//! - `moderate`: unknown programs; interpreters and shells (even `bash -c 'ls'`); test and
+//!   build runners (`npm test`, `cargo test`, `make`, `pytest`: DESIGN's change to the PRD);
+//!   `env`/`printenv`/`set`/`declare -p`; `awk`; `xargs`, `find -exec`, `eval`, `source`,
+//!   `exec`; `touch`, `mkdir`, `cp`/`mv`/`ln`/`tee` inside the root; `git add`/`fetch`/`stash`/
+//!   `branch NAME`/`config --get`; `cd` outside the root (and git in a nested repository);
+//!   anything run by path (`./x`, `bin/x`, and also `/bin/ls`: one rule is easier to trust
+//!   than a list of directories); variables that change what programs load (`PATH`,
+//!   `LD_PRELOAD`, `GIT_*`...); options that follow symlinks (`grep -R`, `rg -L`, `find -L`).
+//! - `dangerous`: the PRD's list — `rm`/`rmdir`/`shred`/`truncate`, `chmod`/`chown`, `sudo`/
+//!   `su`/`doas`, `kill`/`pkill`, `curl`/`wget` (any use), package installs and publishing
+//!   (`npm install`, `pip install`, `cargo add`...), `git commit`/`push`/`checkout`/`reset`/
+//!   `rebase`/`merge`/`clean`, `git stash drop|pop|clear`, `git -c`, `git config` writes — and
+//!   network tools (`ssh`, `scp`, `rsync`, `nc`), disks, services, containers, cloud CLIs; a
+//!   computed program name (`$X y`); a shell fed by a pipe we cannot read (`curl .. | sh`);
+//!   a command that does not parse.
+//! - `safe`: read-only programs with read-only arguments inside the root (`ls`, `cat`,
+//!   `grep`, `rg`, `find` without actions, `sed` without `e`/`w`/`-i`, git read subcommands in
+//!   the root's own repository, `npm ls`...), `echo`/`printf`, shell plumbing (`cd` inside,
+//!   `test`, `true`, assignments of harmless variables).
+//! - Catastrophic (DESIGN §5.1 step 4): `rm -r` (any spelling, `-f` or not) or `chmod`/
+//!   `chown -R` or `find -delete`/`-exec rm` on `/`, a top-level system directory, the home
+//!   directory or anything holding it or the sandbox root, `~user`, `$VAR/` with `$VAR`
+//!   possibly empty, or everything in one of those (`/*`, `~/*`); `mkfs*`, `mke2fs`,
+//!   `wipefs -a`, `mkswap /dev/..`; `dd of=/dev/..`; writes to raw disks; fork bombs (a
+//!   function that starts itself in a pipeline or in the background); `shutdown`/`reboot`/
+//!   `halt`/`poweroff`, `init 0|6`, `systemctl poweroff|reboot|...`; `kill -1`; commands
+//!   longer than [`MAX_LEN`]. A catastrophic command is also `dangerous`.
 
 mod catastrophic;
 mod git;
@@ -41,10 +65,9 @@ mod words;
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::path::Path;
-
-use serde::Serialize;
 use std::time::{Duration, Instant};
 
+use serde::Serialize;
 use tree_sitter::{ParseOptions, ParseState, Parser, Tree};
 
 use crate::protocol::Risk;
@@ -591,7 +614,7 @@ impl Analyzer {
         for a in assigns {
             let (name, value) = a.text.split_once('=').unwrap_or((a.text.as_str(), ""));
             let name = name.split('[').next().unwrap_or("").trim_end_matches('+');
-            if let Some(why) = programs::sensitive_var(name, value) {
+            if let Some(why) = tables::sensitive_var(name, value) {
                 acc.raise(Risk::Moderate, format!("sets {name}, {why}"));
             }
         }
