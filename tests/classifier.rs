@@ -199,6 +199,22 @@ fn paths_are_resolved_and_reported() {
 }
 
 #[test]
+fn a_relative_root_is_resolved_from_the_current_directory() {
+    let cwd = std::env::current_dir().unwrap();
+    let ctx = ClassifyContext {
+        root: std::path::Path::new("."),
+        home: None,
+    };
+    let a = classify("cat Cargo.toml", &ctx);
+    assert_eq!(a.risk, Risk::Safe, "{a:?}");
+    assert_eq!(
+        a.parts[0].paths,
+        vec![cwd.join("Cargo.toml").to_string_lossy().into_owned()]
+    );
+    assert_eq!(classify("cat ../x", &ctx).risk, Risk::Moderate);
+}
+
+#[test]
 fn long_commands_are_never_safe() {
     let sb = Sandbox::new();
     let long = format!("echo {}", "a".repeat(MAX_SAFE_LEN));

@@ -80,7 +80,16 @@ pub(crate) struct Jail {
 
 impl Jail {
     pub fn new(root: &Path, home: Option<&Path>) -> Jail {
-        let root_n = normalize(root);
+        // Containment is decided on absolute paths; a relative root is taken from the
+        // current directory, as the shell would.
+        let absolute = |p: &Path| {
+            if p.is_absolute() {
+                normalize(p)
+            } else {
+                normalize(&std::env::current_dir().unwrap_or_default().join(p))
+            }
+        };
+        let root_n = absolute(root);
         let root_real = ROOT_REAL.with(|cell| {
             let Ok(mut slot) = cell.try_borrow_mut() else {
                 return fs::canonicalize(&root_n).ok();
@@ -99,7 +108,7 @@ impl Jail {
         Jail {
             root: root_n,
             root_real,
-            home: home.map(normalize),
+            home: home.map(absolute),
             memo: RefCell::new(HashMap::new()),
         }
     }
