@@ -81,6 +81,7 @@ fn corpus() {
         );
         let command = cols[0]
             .replace('␤', "\n")
+            .replace('␉', "\t")
             .replace("{root}", &sb.root.to_string_lossy())
             .replace("{home}", &sb.home.to_string_lossy());
         let want_risk = cols[1];
@@ -198,6 +199,22 @@ fn paths_are_resolved_and_reported() {
 }
 
 #[test]
+fn a_relative_root_is_resolved_from_the_current_directory() {
+    let cwd = std::env::current_dir().unwrap();
+    let ctx = ClassifyContext {
+        root: std::path::Path::new("."),
+        home: None,
+    };
+    let a = classify("cat Cargo.toml", &ctx);
+    assert_eq!(a.risk, Risk::Safe, "{a:?}");
+    assert_eq!(
+        a.parts[0].paths,
+        vec![cwd.join("Cargo.toml").to_string_lossy().into_owned()]
+    );
+    assert_eq!(classify("cat ../x", &ctx).risk, Risk::Moderate);
+}
+
+#[test]
 fn long_commands_are_never_safe() {
     let sb = Sandbox::new();
     let long = format!("echo {}", "a".repeat(MAX_SAFE_LEN));
@@ -233,6 +250,16 @@ fn unknown_home_still_catches_home_deletion() {
 
 #[test]
 fn deep_nesting_is_not_safe_and_does_not_overflow() {
+    // On a small stack (async runtimes use 2 MiB worker threads), in a debug build.
+    std::thread::Builder::new()
+        .stack_size(1024 * 1024)
+        .spawn(deep_nesting_cases)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+fn deep_nesting_cases() {
     let sb = Sandbox::new();
     let deep = format!("{}ls{}", "$(".repeat(600), ")".repeat(600));
     let a = sb.classify(&deep);
@@ -250,10 +277,85 @@ fn deep_nesting_is_not_safe_and_does_not_overflow() {
     );
 }
 
+#[test]
+fn options_missing_their_value_do_not_panic() {
+    // Regression: `time -f` at the end of a command sliced past the end of the words.
+    let sb = Sandbox::new();
+    let programs = [
+        "time", "timeout", "nice", "env", "xargs", "sudo", "su", "watch", "stdbuf", "ionice",
+        "chroot", "exec", "grep", "rg", "sed", "find", "git", "git -C", "tar", "cp", "ln", "sort",
+        "jq", "curl", "wget", "bash", "date", "read", "printf", "kill", "chmod",
+    ];
+    for p in programs {
+        for opt in [
+            "-f", "-o", "-s", "-u", "-C", "-S", "-e", "-I", "-t", "-n", "--file", "-c",
+        ] {
+            let cmd = format!("{p} {opt}");
+            let a = sb.classify(&cmd);
+            assert!(!a.parts.is_empty(), "{cmd}");
+        }
+    }
+}
+
+#[test]
+fn non_ascii_input_does_not_crash_the_parser() {
+    // tree-sitter-bash 0.25 hands the lookahead to C `isdigit`, which reads out of bounds on
+    // large code points: `echo {` + U+10FFFF crashed the process before the ASCII shadow.
+    let sb = Sandbox::new();
+    for c in ['\u{10FFFF}', '\u{E0000}', '\u{F0000}', 'é', '😀'] {
+        for shape in [
+            "echo {C",
+            "a {C}",
+            "x{C",
+            "cat C/C",
+            "rm -rf ~C",
+            "echo C; rm -rf /",
+        ] {
+            let cmd = shape.replace('C', &c.to_string());
+            let a = sb.classify(&cmd);
+            assert!(a.parts.iter().all(|p| !p.text.is_empty()), "{cmd:?}");
+        }
+    }
+    let a = sb.classify("echo \u{10FFFF}; rm -rf /");
+    assert!(a.catastrophic.is_some());
+    let a = sb.classify("cat ré.txt");
+    assert_eq!(a.parts[0].words, ["cat", "ré.txt"]);
+    assert_eq!(a.risk, Risk::Safe);
+}
+
+#[test]
+fn pathological_input_is_cut_off_not_parsed_for_minutes() {
+    // tree-sitter's error recovery is quadratic on runs of `)`: 64 KiB would take minutes.
+    let sb = Sandbox::new();
+    let hostile = format!("rm -rf / {}", ")".repeat(64 * 1024));
+    let started = std::time::Instant::now();
+    let a = sb.classify(&hostile);
+    let took = started.elapsed();
+    assert_eq!(a.risk, Risk::Dangerous);
+    assert!(a.parse_error.is_some());
+    assert!(
+        a.catastrophic.is_some(),
+        "the fallback scan still sees rm -rf /"
+    );
+    assert!(took < std::time::Duration::from_secs(20), "took {took:?}");
+}
+
+/// Whether tree-sitter-bash finds ERROR or MISSING nodes. Non-ASCII characters are replaced
+/// first, as the classifier does: parsing them raw can crash tree-sitter-bash 0.25.
 fn has_error(src: &str) -> bool {
+    let shadow: String = src
+        .chars()
+        .flat_map(|c| {
+            let n = if c.is_ascii() { 0 } else { c.len_utf8() };
+            std::iter::once(c)
+                .filter(|c| c.is_ascii())
+                .chain(std::iter::repeat_n('x', n))
+        })
+        .collect();
     let mut p = tree_sitter::Parser::new();
     p.set_language(&tree_sitter_bash::LANGUAGE.into()).unwrap();
-    p.parse(src, None).is_none_or(|t| t.root_node().has_error())
+    p.parse(&shadow, None)
+        .is_none_or(|t| t.root_node().has_error())
 }
 
 proptest! {

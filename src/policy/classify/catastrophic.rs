@@ -176,10 +176,10 @@ fn recursive_on_doomed(env: &Env, name: &str, args: &[Word], skip: usize) -> Opt
         return None;
     }
     let skip = if reference { 0 } else { skip };
-    targets
-        .iter()
-        .skip(skip)
-        .find_map(|t| doomed(env, t).map(|why| format!("{name} -r {}: {why}", t.text)))
+    targets.iter().skip(skip).find_map(|t| {
+        let flag = if name == "rm" { "-r" } else { "-R" };
+        doomed(env, t).map(|why| format!("{name} {flag} {}: {why}", t.text))
+    })
 }
 
 /// `kill -9 -1` and friends signal every process the user can reach.
@@ -206,7 +206,14 @@ fn kill_all(args: &[Word]) -> Option<String> {
 
 /// `find / -delete` is `rm -rf /` by another name.
 fn find_delete(env: &Env, args: &[Word]) -> Option<String> {
-    if !args.iter().any(|a| a.text == "-delete") {
+    let deletes = args.windows(2).any(|w| {
+        matches!(w[0].text.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir")
+            && matches!(
+                w[1].text.rsplit('/').next().unwrap_or(""),
+                "rm" | "shred" | "unlink" | "rmdir"
+            )
+    }) || args.iter().any(|a| a.text == "-delete");
+    if !deletes {
         return None;
     }
     args.iter()

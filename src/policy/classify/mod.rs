@@ -16,17 +16,41 @@
 //! expand globs).
 //!
 //! Decisions (so the docs can quote them):
-//! - Reading a path outside the root is `moderate`; reading a place that holds secrets
-//!   (`~/.ssh`, `~/.aws`, `/etc/shadow`, `/proc/*/environ`...) is `dangerous`. Writing outside
-//!   the root (redirection, `tee`, `cp` target...) is `dangerous`; writing inside is `moderate`
-//!   (`dangerous` for protected paths such as `.git/` or `.envrc`).
-//! - Unknown programs, interpreters, test and build runners, `env`/`printenv`, `awk`, `cd`
-//!   outside the root, and anything run by path (`./x`, and also `/bin/ls`: one rule is easier
-//!   to trust than a list of directories) are `moderate`.
-//! - The permission PRD's dangerous list stays dangerous: `rm`, `chmod`/`chown`, `sudo`/`su`,
-//!   `kill`, `curl`/`wget`, package installs, `git commit`/`push`/`checkout`/`reset`/`rebase`/
-//!   `merge`, `git stash drop|pop|clear`; so do network tools, disks, services, containers.
-//! - A command whose program name is computed (`$X y`, `$(..) y`) is `dangerous`.
+//! - Reads: a path outside the root (lexically, or through a symlink inside the root) is
+//!   `moderate`; a place that holds secrets (`~/.ssh`, `~/.aws`, `~/.netrc`, `/etc/shadow`,
+//!   `/proc/*/environ`...) is `dangerous`. A path only known at run time (`cat "$f"`) is
+//!   `moderate`. `/dev/null`, `/dev/std*`, `/dev/fd/N` and `<(..)` are harmless.
+//! - Writes (redirections, `tee`, `cp`/`mv`/`ln` targets, `sed -i`, `sort -o`, `git --output`,
+//!   `find -fprint`, `tar -C`...): inside the root `moderate`, inside a protected path
+//!   (`.git/`, `.ground-link/`, `.husky/`, `.envrc`, `.vscode/tasks.json`) `dangerous`, outside
+//!   or unknown `dangerous`, to a raw disk (`/dev/sda`) or `/proc/sysrq-trigger` catastrophic.
+//! - `moderate`: unknown programs; interpreters and shells (even `bash -c 'ls'`); test and
+//!   build runners (`npm test`, `cargo test`, `make`, `pytest`: DESIGN's change to the PRD);
+//!   `env`/`printenv`/`set`/`declare -p`; `awk`; `xargs`, `find -exec`, `eval`, `source`,
+//!   `exec`; `touch`, `mkdir`, `cp`/`mv`/`ln`/`tee` inside the root; `git add`/`fetch`/`stash`/
+//!   `branch NAME`/`config --get`; `cd` outside the root (and git in a nested repository);
+//!   anything run by path (`./x`, `bin/x`, and also `/bin/ls`: one rule is easier to trust
+//!   than a list of directories); variables that change what programs load (`PATH`,
+//!   `LD_PRELOAD`, `GIT_*`...); options that follow symlinks (`grep -R`, `rg -L`, `find -L`).
+//! - `dangerous`: the PRD's list — `rm`/`rmdir`/`shred`/`truncate`, `chmod`/`chown`, `sudo`/
+//!   `su`/`doas`, `kill`/`pkill`, `curl`/`wget` (any use), package installs and publishing
+//!   (`npm install`, `pip install`, `cargo add`...), `git commit`/`push`/`checkout`/`reset`/
+//!   `rebase`/`merge`/`clean`, `git stash drop|pop|clear`, `git -c`, `git config` writes — and
+//!   network tools (`ssh`, `scp`, `rsync`, `nc`), disks, services, containers, cloud CLIs; a
+//!   computed program name (`$X y`); a shell fed by a pipe we cannot read (`curl .. | sh`);
+//!   a command that does not parse.
+//! - `safe`: read-only programs with read-only arguments inside the root (`ls`, `cat`,
+//!   `grep`, `rg`, `find` without actions, `sed` without `e`/`w`/`-i`, git read subcommands in
+//!   the root's own repository, `npm ls`...), `echo`/`printf`, shell plumbing (`cd` inside,
+//!   `test`, `true`, assignments of harmless variables).
+//! - Catastrophic (DESIGN §5.1 step 4): `rm -r` (any spelling, `-f` or not) or `chmod`/
+//!   `chown -R` or `find -delete`/`-exec rm` on `/`, a top-level system directory, the home
+//!   directory or anything holding it or the sandbox root, `~user`, `$VAR/` with `$VAR`
+//!   possibly empty, or everything in one of those (`/*`, `~/*`); `mkfs*`, `mke2fs`,
+//!   `wipefs -a`, `mkswap /dev/..`; `dd of=/dev/..`; writes to raw disks; fork bombs (a
+//!   function that starts itself in a pipeline or in the background); `shutdown`/`reboot`/
+//!   `halt`/`poweroff`, `init 0|6`, `systemctl poweroff|reboot|...`; `kill -1`; commands
+//!   longer than [`MAX_LEN`]. A catastrophic command is also `dangerous`.
 
 mod catastrophic;
 mod git;
@@ -38,11 +62,13 @@ mod syntax;
 mod tables;
 mod words;
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use tree_sitter::{Parser, Tree};
+use tree_sitter::{ParseOptions, ParseState, Parser, Tree};
 
 use crate::protocol::Risk;
 use paths::{Cwds, Jail, Place};
@@ -58,6 +84,9 @@ pub const MAX_LEN: usize = 256 * 1024;
 const MAX_SCRIPT_DEPTH: u32 = 8;
 /// How many simple commands one command line may contain.
 const MAX_PARTS: usize = 1024;
+/// How long parsing one command line (with every script nested in it) may take. Real commands
+/// parse in well under a millisecond; only pathological input comes near this.
+const PARSE_BUDGET: Duration = Duration::from_millis(250);
 
 /// What the classifier needs to know about where the command runs.
 #[derive(Debug, Clone, Copy)]
@@ -154,14 +183,36 @@ fn new_parser() -> Result<Parser, String> {
     Ok(p)
 }
 
-/// Parses with this thread's parser (created once), or a fresh one if it is busy.
-fn parse(src: &str) -> Result<Tree, String> {
+/// Parses with this thread's parser (created once), or a fresh one if it is busy. Gives up at
+/// `deadline`: tree-sitter's error recovery is quadratic on some inputs (thousands of `)`), so
+/// without a limit a hostile command could hold a thread for minutes.
+///
+/// The parser sees an ASCII shadow of `src`: every non-ASCII character replaced by as many `x`
+/// bytes as it has UTF-8 bytes, so node offsets still index `src`. tree-sitter-bash 0.25's
+/// external scanner passes the lookahead character to C's `isdigit`, which reads out of bounds
+/// (and crashes on `echo {` followed by U+10FFFF); no shell metacharacter is non-ASCII, so the
+/// shadow has the same structure for bash.
+fn parse(src: &str, deadline: Instant) -> Result<Tree, String> {
+    let shadow = ascii_shadow(src);
     let run = |p: &mut Parser| {
-        let tree = p.parse(src, None);
+        let bytes = shadow.as_bytes();
+        let mut input = |at: usize, _| bytes.get(at..).unwrap_or_default();
+        let mut late = |_: &ParseState| Instant::now() > deadline;
+        let options = ParseOptions::new().progress_callback(&mut late);
+        let tree = p.parse_with_options(&mut input, None, Some(options));
         if tree.is_none() {
             p.reset();
         }
-        tree.ok_or_else(|| "the shell parser gave up on the command".to_owned())
+        tree.ok_or_else(|| {
+            if Instant::now() > deadline {
+                format!(
+                    "the command is too complex to analyse within {} ms; simplify it",
+                    PARSE_BUDGET.as_millis()
+                )
+            } else {
+                "the shell parser gave up on the command".to_owned()
+            }
+        })
     };
     PARSER.with(|cell| match cell.try_borrow_mut() {
         Ok(mut slot) => {
@@ -175,6 +226,22 @@ fn parse(src: &str) -> Result<Tree, String> {
         }
         Err(_) => run(&mut new_parser()?),
     })
+}
+
+/// `src` with each non-ASCII character replaced by `x` bytes of the same total length.
+fn ascii_shadow(src: &str) -> Cow<'_, str> {
+    if src.is_ascii() {
+        return Cow::Borrowed(src);
+    }
+    let mut out = String::with_capacity(src.len());
+    for c in src.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            out.extend(std::iter::repeat_n('x', c.len_utf8()));
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// What a command gets on standard input, as far as we know.
@@ -241,6 +308,8 @@ pub(crate) struct Analyzer {
     floor: Risk,
     floor_reasons: Vec<String>,
     too_many: bool,
+    /// When parsing must stop (see [`PARSE_BUDGET`]).
+    deadline: Instant,
 }
 
 impl Analyzer {
@@ -257,6 +326,7 @@ impl Analyzer {
             floor: Risk::Safe,
             floor_reasons: Vec::new(),
             too_many: false,
+            deadline: Instant::now() + PARSE_BUDGET,
         }
     }
 
@@ -323,7 +393,7 @@ impl Analyzer {
             self.fallback(src);
             return;
         }
-        let syn = match parse(src) {
+        let syn = match parse(src, self.deadline) {
             Ok(tree) => syntax::collect(&tree, src),
             Err(e) => {
                 self.fail(Risk::Dangerous, e);
@@ -544,7 +614,7 @@ impl Analyzer {
         for a in assigns {
             let (name, value) = a.text.split_once('=').unwrap_or((a.text.as_str(), ""));
             let name = name.split('[').next().unwrap_or("").trim_end_matches('+');
-            if let Some(why) = programs::sensitive_var(name, value) {
+            if let Some(why) = tables::sensitive_var(name, value) {
                 acc.raise(Risk::Moderate, format!("sets {name}, {why}"));
             }
         }
@@ -609,6 +679,10 @@ impl Analyzer {
                     acc.raise(Risk::Moderate, format!("writes {}", loc.shown));
                 }
             }
+            Place::Outside { .. } if loc.shown == "/proc/sysrq-trigger" => acc.doom(
+                "writes /proc/sysrq-trigger, which can crash or restart the machine at once"
+                    .to_owned(),
+            ),
             Place::Outside { .. } | Place::Device => acc.raise(
                 Risk::Dangerous,
                 format!("writes {} outside the sandbox root", loc.shown),

@@ -6,8 +6,11 @@
 //! symlinks, and a symlink whose target leaves the root makes the path outside. Globs are
 //! expanded (bounded) so `cat docs/*` is judged by what it would really read.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fs;
 use std::path::{Component, Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use super::words::Word;
 
@@ -53,24 +56,60 @@ pub(crate) struct Cwds {
     pub unknown: bool,
 }
 
+/// How long a resolved sandbox root is reused before it is resolved again.
+const ROOT_CACHE_TTL: Duration = Duration::from_secs(1);
+
+thread_local! {
+    /// The last root resolved on this thread: resolving it costs a syscall per component,
+    /// and the engine classifies many commands for the same root.
+    static ROOT_REAL: RefCell<Option<(PathBuf, Option<PathBuf>, Instant)>> =
+        const { RefCell::new(None) };
+}
+
 /// The sandbox root and home directory, resolved once per classification.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct Jail {
     /// The root as given, lexically normalised.
     pub root: PathBuf,
     /// The root with symlinks resolved, when it exists.
     pub root_real: Option<PathBuf>,
     pub home: Option<PathBuf>,
+    /// Physical checks already made during this classification (commands repeat paths).
+    memo: RefCell<HashMap<(PathBuf, bool), Option<bool>>>,
 }
 
 impl Jail {
     pub fn new(root: &Path, home: Option<&Path>) -> Jail {
-        let root_n = normalize(root);
-        let root_real = fs::canonicalize(&root_n).ok();
+        // Containment is decided on absolute paths; a relative root is taken from the
+        // current directory, as the shell would.
+        let absolute = |p: &Path| {
+            if p.is_absolute() {
+                normalize(p)
+            } else {
+                normalize(&std::env::current_dir().unwrap_or_default().join(p))
+            }
+        };
+        let root_n = absolute(root);
+        let root_real = ROOT_REAL.with(|cell| {
+            let Ok(mut slot) = cell.try_borrow_mut() else {
+                return fs::canonicalize(&root_n).ok();
+            };
+            match slot.as_ref() {
+                Some((r, real, at)) if *r == root_n && at.elapsed() < ROOT_CACHE_TTL => {
+                    real.clone()
+                }
+                _ => {
+                    let real = fs::canonicalize(&root_n).ok();
+                    *slot = Some((root_n.clone(), real.clone(), Instant::now()));
+                    real
+                }
+            }
+        });
         Jail {
             root: root_n,
             root_real,
-            home: home.map(normalize),
+            home: home.map(absolute),
+            memo: RefCell::new(HashMap::new()),
         }
     }
 
@@ -203,7 +242,25 @@ impl Jail {
         } else {
             return outside();
         };
-        match self.physically_inside(rel, glob) {
+        let key = (rel.to_path_buf(), glob);
+        let known = self
+            .memo
+            .try_borrow()
+            .ok()
+            .and_then(|m| m.get(&key).copied());
+        let physical = match known {
+            Some(v) => v,
+            None => {
+                let v = self.physically_inside(rel, glob);
+                if let Ok(mut memo) = self.memo.try_borrow_mut() {
+                    if memo.len() < 512 {
+                        memo.insert(key, v);
+                    }
+                }
+                v
+            }
+        };
+        match physical {
             Some(true) => Place::Inside,
             Some(false) => outside(),
             None => Place::Unknown,

@@ -10,7 +10,7 @@ use super::catastrophic;
 use super::paths::{Cwds, Jail, Place};
 use super::sed;
 use super::tables::{
-    FOLLOWS, INTERPRETERS, QUIET, RUNNERS, Reader, SHELLS, package_manager, reader,
+    FOLLOWS, INTERPRETERS, QUIET, RUNNERS, Reader, SHELLS, package_manager, reader, sensitive_var,
 };
 use super::words::{Word, WordBuilder};
 use super::{Acc, Analyzer, Io};
@@ -34,65 +34,6 @@ fn opt_is(name: &str, full: &str) -> bool {
         long_is(name, full)
     } else {
         name == full
-    }
-}
-
-/// Environment variables whose value changes what later commands load or run.
-pub(crate) fn sensitive_var(name: &str, value: &str) -> Option<&'static str> {
-    match name {
-        "PAGER" | "GIT_PAGER" | "MANPAGER" if value.is_empty() || value == "cat" => None,
-        "PATH" => Some("which changes which programs run"),
-        "IFS" => Some("which changes how words are split"),
-        "CDPATH" => Some("which changes where cd goes"),
-        "HOME" | "XDG_CONFIG_HOME" | "XDG_DATA_HOME" | "ZDOTDIR" | "INPUTRC" | "GNUPGHOME" => {
-            Some("which changes which configuration files programs load")
-        }
-        "BASH_ENV" | "ENV" | "PROMPT_COMMAND" | "PS4" | "SHELLOPTS" | "BASHOPTS" | "EXECIGNORE" => {
-            Some("which can make the shell run code")
-        }
-        "PAGER"
-        | "MANPAGER"
-        | "EDITOR"
-        | "VISUAL"
-        | "BROWSER"
-        | "SUDO_ASKPASS"
-        | "SSH_ASKPASS"
-        | "RIPGREP_CONFIG_PATH"
-        | "GREP_OPTIONS"
-        | "TAR_OPTIONS"
-        | "NODE_OPTIONS"
-        | "NODE_PATH"
-        | "RUSTC_WRAPPER"
-        | "RUSTC"
-        | "CC"
-        | "CXX"
-        | "MAKEFLAGS"
-        | "OPENSSL_CONF"
-        | "CURL_HOME"
-        | "WGETRC"
-        | "HISTFILE"
-        | "_JAVA_OPTIONS"
-        | "JAVA_TOOL_OPTIONS" => Some("which changes what programs load or run"),
-        n if [
-            "LD_",
-            "DYLD_",
-            "GIT_",
-            "PYTHON",
-            "PERL",
-            "RUBY",
-            "BASH_FUNC_",
-            "NPM_CONFIG_",
-            "npm_config_",
-            "CARGO_",
-            "SSH_",
-            "LESS",
-        ]
-        .iter()
-        .any(|p| n.starts_with(p)) =>
-        {
-            Some("which changes what programs load or run")
-        }
-        _ => None,
     }
 }
 
@@ -142,9 +83,11 @@ fn tail_word(w: &Word, from: usize) -> Word {
         b.push_dynamic(text, None);
         b.finish()
     } else {
-        let mut x = Word::literal(text);
-        x.glob = w.glob && super::paths::is_glob(text);
-        x
+        Word {
+            text: text.to_owned(),
+            glob: w.glob && super::paths::is_glob(text),
+            ..Word::default()
+        }
     }
 }
 
@@ -159,7 +102,7 @@ fn parse_args<'w>(args: &'w [Word], val_short: &str, val_long: &[&str]) -> Parse
         let w = &args[i];
         let t = w.text.as_str();
         i += 1;
-        if ended || !w.is_option() || w.dynamic && !t.starts_with('-') {
+        if ended || !w.is_option() {
             p.pos.push(w);
             continue;
         }
@@ -226,7 +169,7 @@ fn skip_opts(args: &[Word], val_short: &str, val_long: &[&str]) -> usize {
         }
         j += if next { 2 } else { 1 };
     }
-    j
+    j.min(args.len())
 }
 
 /// A word that looks like a path: has a slash, starts with `~` or `.`, or starts with `$HOME`.
@@ -253,6 +196,16 @@ impl Analyzer {
     pub(crate) fn command(&mut self, acc: &mut Acc, words: &[Word], io: &Io, depth: u32) -> usize {
         let mut i = 0;
         while let Some(w) = words.get(i) {
+            // Reserved words tree-sitter sometimes leaves inside a command (`time { rm x; }`):
+            // look past them at what follows.
+            if matches!(
+                w.text.as_str(),
+                "{" | "}" | "(" | ")" | "!" | "then" | "do" | "else" | "fi" | "done" | "esac"
+            ) && !w.dynamic
+            {
+                i += 1;
+                continue;
+            }
             if w.dynamic || w.glob || w.text.contains('{') {
                 acc.raise(
                     Dangerous,
@@ -273,7 +226,7 @@ impl Analyzer {
                     ),
                 );
             }
-            match self.wrapper(acc, name, &words[i + 1..], depth) {
+            match self.wrapper(acc, name, &words[i + 1..], io, depth) {
                 Wrapped::Inner(skip) => {
                     if i + 1 + skip >= words.len() {
                         return i;
@@ -290,7 +243,14 @@ impl Analyzer {
         i
     }
 
-    fn wrapper(&mut self, acc: &mut Acc, name: &str, args: &[Word], depth: u32) -> Wrapped {
+    fn wrapper(
+        &mut self,
+        acc: &mut Acc,
+        name: &str,
+        args: &[Word],
+        io: &Io,
+        depth: u32,
+    ) -> Wrapped {
         let inner = |j: usize| {
             if j < args.len() {
                 Wrapped::Inner(j)
@@ -314,7 +274,7 @@ impl Analyzer {
                 }
                 inner(skip_opts(args, "", &[]))
             }
-            "setsid" | "disown" => {
+            "setsid" => {
                 acc.raise(
                     Moderate,
                     format!("{name} detaches the program from this call"),
@@ -399,6 +359,12 @@ impl Analyzer {
                     if let (true, Some(v)) = (opt_is(n, "-a") || opt_is(n, "--arg-file"), v) {
                         self.read_path(acc, v);
                     }
+                }
+                // `echo / | xargs rm -rf`: judge the command with the arguments it will get.
+                if let (Some(input), true) = (&io.stdin_script, j < args.len()) {
+                    let mut words = args[j..].to_vec();
+                    words.extend(input.split_whitespace().take(64).map(Word::literal));
+                    self.nested(words, depth);
                 }
                 inner(j)
             }
@@ -728,7 +694,13 @@ impl Analyzer {
             }
             "source" | "." => {
                 acc.raise(Moderate, format!("{name} runs the commands in a file"));
-                if let Some(f) = args.first() {
+                let Some(f) = args.first() else { return };
+                if matches!(
+                    f.text.as_str(),
+                    "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0" | "-"
+                ) {
+                    self.stdin_script(acc, name, io, depth);
+                } else {
                     self.read_path(acc, f);
                 }
             }
@@ -775,7 +747,12 @@ impl Analyzer {
             "ln" => self.link(acc, args),
             "rm" | "rmdir" | "unlink" | "shred" | "srm" | "wipe" => {
                 acc.raise(Dangerous, format!("{name} deletes files"));
-                let p = parse_args(args, "nsu", &["--iterations", "--size", "--random-source"]);
+                let val_short = if name == "shred" { "ns" } else { "" };
+                let p = parse_args(
+                    args,
+                    val_short,
+                    &["--iterations", "--size", "--random-source"],
+                );
                 self.writes(acc, &p.pos);
             }
             "truncate" => {
@@ -1133,6 +1110,11 @@ impl Analyzer {
                 return;
             }
         }
+        self.stdin_script(acc, name, io, depth);
+    }
+
+    /// A program that runs its standard input as shell commands.
+    fn stdin_script(&mut self, acc: &mut Acc, name: &str, io: &Io, depth: u32) {
         if let Some(s) = &io.stdin_script {
             let s = s.clone();
             self.script(&s, depth + 1);
@@ -1785,6 +1767,14 @@ impl Analyzer {
             }),
             _ => false,
         };
+        if matches!(name, "npx" | "bunx" | "pnpx") {
+            acc.raise(
+                Moderate,
+                format!("{name} runs a package's program, downloading it first if needed"),
+            );
+            self.loose_paths(acc, args);
+            return true;
+        }
         let bare_install = name == "yarn" && args.is_empty();
         let pip_like =
             name == "uv" && sub == "pip" && matches!(next, "install" | "uninstall" | "sync");

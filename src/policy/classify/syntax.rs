@@ -4,12 +4,14 @@
 //! `<(..)`/`>(..)`, here-strings and unquoted here-documents. Redirections are attached to the
 //! commands whose output they capture.
 
-use tree_sitter::{Node, Tree};
+use std::sync::OnceLock;
+
+use tree_sitter::{Language, Node, Tree, TreeCursor};
 
 use super::words::{Word, WordBuilder, brace_expand, decode_ansi_c};
 
 /// Deeper trees than this are not walked (the command is then reported as unparseable).
-const MAX_TREE_DEPTH: usize = 400;
+const MAX_TREE_DEPTH: usize = 150;
 
 /// What kind of simple command a [`RawPart`] is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,6 +92,113 @@ pub(crate) struct Syntax {
     pub fork_bombs: Vec<String>,
 }
 
+/// The node kinds the walker looks at, resolved from the grammar's symbol ids once (comparing
+/// ids is much cheaper than comparing kind names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum K {
+    Command,
+    Redirected,
+    Assignment,
+    Assignments,
+    Declaration,
+    Unset,
+    Function,
+    Pipeline,
+    CommandSub,
+    ProcessSub,
+    Skip,
+    HeredocBody,
+    For,
+    FileRedirect,
+    HerestringRedirect,
+    HeredocRedirect,
+    Word,
+    CommandName,
+    Literal,
+    Extglob,
+    RawString,
+    AnsiC,
+    Str,
+    StringContent,
+    SimpleExpansion,
+    Expansion,
+    Concatenation,
+    Translated,
+    VariableName,
+    FileDescriptor,
+    Dollar,
+    Amp,
+    Quote,
+    Other,
+}
+
+fn kind_of(name: &str, named: bool) -> K {
+    if !named {
+        return match name {
+            "$" => K::Dollar,
+            "&" => K::Amp,
+            "\"" => K::Quote,
+            _ => K::Other,
+        };
+    }
+    match name {
+        "command" => K::Command,
+        "redirected_statement" => K::Redirected,
+        "variable_assignment" => K::Assignment,
+        "variable_assignments" => K::Assignments,
+        "declaration_command" => K::Declaration,
+        "unset_command" => K::Unset,
+        "function_definition" => K::Function,
+        "pipeline" => K::Pipeline,
+        "command_substitution" => K::CommandSub,
+        "process_substitution" => K::ProcessSub,
+        "comment" | "heredoc_start" | "heredoc_end" | "heredoc_content" => K::Skip,
+        "heredoc_body" => K::HeredocBody,
+        "for_statement" => K::For,
+        "file_redirect" => K::FileRedirect,
+        "herestring_redirect" => K::HerestringRedirect,
+        "heredoc_redirect" => K::HeredocRedirect,
+        "word" => K::Word,
+        "command_name" => K::CommandName,
+        "number" | "test_operator" | "regex" | "special_variable_name" => K::Literal,
+        "variable_name" => K::VariableName,
+        "file_descriptor" => K::FileDescriptor,
+        "extglob_pattern" => K::Extglob,
+        "raw_string" => K::RawString,
+        "ansi_c_string" => K::AnsiC,
+        "string" => K::Str,
+        "string_content" => K::StringContent,
+        "simple_expansion" => K::SimpleExpansion,
+        "expansion" => K::Expansion,
+        "concatenation" => K::Concatenation,
+        "translated_string" => K::Translated,
+        _ => K::Other,
+    }
+}
+
+fn kinds() -> &'static [K] {
+    static KINDS: OnceLock<Vec<K>> = OnceLock::new();
+    KINDS.get_or_init(|| {
+        let lang: Language = tree_sitter_bash::LANGUAGE.into();
+        (0..lang.node_kind_count())
+            .map(|id| {
+                let id = u16::try_from(id).unwrap_or(u16::MAX);
+                kind_of(
+                    lang.node_kind_for_id(id).unwrap_or(""),
+                    lang.node_kind_is_named(id),
+                )
+            })
+            .collect()
+    })
+}
+
+fn kind(n: Node) -> K {
+    kinds()
+        .get(usize::from(n.kind_id()))
+        .copied()
+        .unwrap_or(K::Other)
+}
+
 /// Walks `tree` (parsed from `src`) and collects its simple commands.
 pub(crate) fn collect(tree: &Tree, src: &str) -> Syntax {
     let root = tree.root_node();
@@ -98,6 +207,7 @@ pub(crate) fn collect(tree: &Tree, src: &str) -> Syntax {
         out: Syntax::default(),
         depth: 0,
         nest: 0,
+        cursors: Vec::new(),
     };
     if root.has_error() {
         w.out.error = Some(describe_error(root, src));
@@ -134,16 +244,38 @@ fn describe_error(root: Node, src: &str) -> String {
     "the shell parser could not read the command".to_owned()
 }
 
-struct Walker<'s> {
+struct Walker<'s, 't> {
     src: &'s str,
     out: Syntax,
     depth: usize,
     nest: u32,
+    /// Cursors to reuse: creating one allocates.
+    cursors: Vec<TreeCursor<'t>>,
 }
 
-impl<'s> Walker<'s> {
+impl<'s, 't> Walker<'s, 't> {
     fn text(&self, n: Node) -> &'s str {
         self.src.get(n.start_byte()..n.end_byte()).unwrap_or("")
+    }
+
+    /// Whether the source between `end` and `start` is empty or only `\<newline>` pairs.
+    fn joined(&self, end: usize, start: usize) -> bool {
+        let gap = self.src.as_bytes().get(end..start).unwrap_or(b" ");
+        gap.len() % 2 == 0 && gap.chunks(2).all(|c| c == b"\\\n")
+    }
+
+    fn cursor(&mut self, n: Node<'t>) -> TreeCursor<'t> {
+        match self.cursors.pop() {
+            Some(mut c) => {
+                c.reset(n);
+                c
+            }
+            None => n.walk(),
+        }
+    }
+
+    fn done(&mut self, c: TreeCursor<'t>) {
+        self.cursors.push(c);
     }
 
     fn too_deep(&mut self) -> bool {
@@ -158,69 +290,70 @@ impl<'s> Walker<'s> {
         false
     }
 
-    fn walk(&mut self, n: Node) {
+    fn walk(&mut self, n: Node<'t>) {
         if self.too_deep() {
             return;
         }
         self.depth += 1;
-        match n.kind() {
-            "command" => self.command(n),
-            "redirected_statement" => self.redirected(n),
-            "variable_assignment" | "variable_assignments" => self.bare_assignment(n),
-            "declaration_command" | "unset_command" => self.declaration(n),
-            "function_definition" => self.function(n),
-            "pipeline" => self.pipeline(n),
-            "command_substitution" => self.substitution(n),
-            "process_substitution" => {
+        match kind(n) {
+            K::Command => self.command(n),
+            K::Redirected => self.redirected(n),
+            K::Assignment | K::Assignments => self.bare_assignment(n),
+            K::Declaration | K::Unset => self.declaration(n),
+            K::Function => self.function(n),
+            K::Pipeline => self.pipeline(n),
+            K::CommandSub => self.substitution(n),
+            K::ProcessSub => {
                 self.nest += 1;
                 self.container(n);
                 self.nest -= 1;
             }
-            "for_statement" => {
+            K::For => {
                 self.for_values(n);
                 self.container(n);
             }
-            "comment" | "heredoc_start" | "heredoc_end" | "heredoc_content" => {}
+            K::Skip => {}
             _ => self.container(n),
         }
         self.depth -= 1;
     }
 
     /// Walks the children of a node that only groups statements, noting `&` (background).
-    fn container(&mut self, n: Node) {
-        let mut cur = n.walk();
-        if !cur.goto_first_child() {
-            return;
-        }
-        let mut last_start = self.out.parts.len();
-        loop {
-            let child = cur.node();
-            if child.is_named() {
-                last_start = self.out.parts.len();
-                self.walk(child);
-            } else if child.kind() == "&" {
-                for p in &mut self.out.parts[last_start..] {
-                    p.background = true;
+    fn container(&mut self, n: Node<'t>) {
+        let mut cur = self.cursor(n);
+        if cur.goto_first_child() {
+            let mut last_start = self.out.parts.len();
+            loop {
+                let child = cur.node();
+                if child.is_named() {
+                    last_start = self.out.parts.len();
+                    self.walk(child);
+                } else if kind(child) == K::Amp {
+                    for p in &mut self.out.parts[last_start..] {
+                        p.background = true;
+                    }
+                }
+                if !cur.goto_next_sibling() {
+                    break;
                 }
             }
-            if !cur.goto_next_sibling() {
-                break;
-            }
         }
+        self.done(cur);
     }
 
     /// `for d in a b c`: records `d=a`, `d=b`, `d=c` for variable tracking.
-    fn for_values(&mut self, n: Node) {
+    fn for_values(&mut self, n: Node<'t>) {
         let Some(var) = n.child_by_field_name("variable") else {
             return;
         };
         let name = self.text(var);
         let mut bind = RawPart::new(RawKind::Bind, String::new(), self.nest);
-        let mut cur = n.walk();
+        let mut cur = self.cursor(n);
         if cur.goto_first_child() {
             loop {
                 if cur.field_name() == Some("value") {
-                    for w in brace_expand(self.word(cur.node())) {
+                    let w = self.word(cur.node());
+                    for w in brace_expand(w) {
                         if !w.dynamic {
                             bind.assigns
                                 .push(Word::literal(&format!("{name}={}", w.text)));
@@ -232,12 +365,13 @@ impl<'s> Walker<'s> {
                 }
             }
         }
+        self.done(cur);
         if !bind.assigns.is_empty() {
             self.out.parts.push(bind);
         }
     }
 
-    fn substitution(&mut self, n: Node) {
+    fn substitution(&mut self, n: Node<'t>) {
         // Inside backquotes the shell undoes `\\`, `\$` and `` \` `` before parsing again, so
         // escaped backquotes nest; tree-sitter does not model that, so such bodies are parsed
         // again as scripts of their own.
@@ -255,93 +389,9 @@ impl<'s> Walker<'s> {
             return;
         }
         self.nest += 1;
-        self.container(n);
-        self.nest -= 1;
-    }
-
-    fn pipeline(&mut self, n: Node) {
-        let start = self.out.parts.len();
-        let mut cur = n.walk();
-        let mut index = 0usize;
-        let mut echoed: Option<String> = None;
-        if cur.goto_first_child() {
-            loop {
-                let child = cur.node();
-                if child.is_named() && child.kind() != "comment" {
-                    let from = self.out.parts.len();
-                    self.walk(child);
-                    if index > 0 {
-                        for p in &mut self.out.parts[from..] {
-                            if p.nest == self.nest {
-                                p.piped_stdin = true;
-                                if p.stdin_script.is_none() {
-                                    p.stdin_script.clone_from(&echoed);
-                                }
-                            }
-                        }
-                    }
-                    echoed = self.echoed_text(child);
-                    index += 1;
-                }
-                if !cur.goto_next_sibling() {
-                    break;
-                }
-            }
-        }
-        for p in &mut self.out.parts[start..] {
-            p.in_pipeline = true;
-        }
-    }
-
-    /// The text `echo a b` or `printf 'a b'` writes, when it is static.
-    fn echoed_text(&self, n: Node) -> Option<String> {
-        if n.kind() != "command" {
-            return None;
-        }
-        let mut words = Vec::new();
-        let mut cur = n.walk();
-        if cur.goto_first_child() {
-            loop {
-                let child = cur.node();
-                match cur.field_name() {
-                    Some("name") | Some("argument") => words.push(self.word(child)),
-                    Some(_) => return None,
-                    None if child.kind() == "variable_assignment" => return None,
-                    None => {}
-                }
-                if !cur.goto_next_sibling() {
-                    break;
-                }
-            }
-        }
-        let (name, args) = words.split_first()?;
-        if words.iter().any(|w| w.dynamic) {
-            return None;
-        }
-        match name.text.as_str() {
-            "echo" => Some(
-                args.iter()
-                    .skip_while(|w| w.text == "-n" || w.text == "-e" || w.text == "-E")
-                    .map(|w| w.text.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" "),
-            ),
-            "printf" => args.first().map(|f| f.text.replace("\\n", "\n")),
-            _ => None,
-        }
-    }
-
-    fn function(&mut self, n: Node) {
-        let name = n
-            .child_by_field_name("name")
-            .map(|x| self.word(x).text)
-            .unwrap_or_default();
-        let start = self.out.parts.len();
-        if let Some(body) = n.child_by_field_name("body") {
-            self.walk(body);
-        }
+        // `$(< file)` reads the file with no command at all.
         let mut redirects = Vec::new();
-        let mut cur = n.walk();
+        let mut cur = self.cursor(n);
         if cur.goto_first_child() {
             loop {
                 if cur.field_name() == Some("redirect") {
@@ -352,6 +402,81 @@ impl<'s> Walker<'s> {
                 }
             }
         }
+        self.done(cur);
+        if !redirects.is_empty() {
+            let mut p = RawPart::new(RawKind::RedirectOnly, text.to_owned(), self.nest);
+            p.redirects = redirects;
+            self.out.parts.push(p);
+        }
+        self.container(n);
+        self.nest -= 1;
+    }
+
+    fn pipeline(&mut self, n: Node<'t>) {
+        let start = self.out.parts.len();
+        let mut index = 0usize;
+        let mut echoed: Option<String> = None;
+        let mut cur = self.cursor(n);
+        if cur.goto_first_child() {
+            loop {
+                let child = cur.node();
+                if !child.is_named() && index == 0 {
+                    // `cat <<EOF | sh`: the pipeline starts inside the here-document's
+                    // redirection, so its first command is already reading a pipe.
+                    index = 1;
+                } else if child.is_named() && kind(child) != K::Skip {
+                    let from = self.out.parts.len();
+                    self.walk(child);
+                    let nest = self.nest;
+                    if index > 0 {
+                        for p in &mut self.out.parts[from..] {
+                            if p.nest == nest {
+                                p.piped_stdin = true;
+                                if p.stdin_script.is_none() {
+                                    p.stdin_script.clone_from(&echoed);
+                                }
+                            }
+                        }
+                    }
+                    echoed = self.out.parts[from..]
+                        .iter()
+                        .find(|p| p.nest == nest)
+                        .and_then(echoed_text);
+                    index += 1;
+                }
+                if !cur.goto_next_sibling() {
+                    break;
+                }
+            }
+        }
+        self.done(cur);
+        for p in &mut self.out.parts[start..] {
+            p.in_pipeline = true;
+        }
+    }
+
+    fn function(&mut self, n: Node<'t>) {
+        let name = match n.child_by_field_name("name") {
+            Some(x) => self.word(x).text,
+            None => String::new(),
+        };
+        let start = self.out.parts.len();
+        if let Some(body) = n.child_by_field_name("body") {
+            self.walk(body);
+        }
+        let mut redirects = Vec::new();
+        let mut cur = self.cursor(n);
+        if cur.goto_first_child() {
+            loop {
+                if cur.field_name() == Some("redirect") {
+                    self.redirect(cur.node(), &mut redirects, &mut None::<String>);
+                }
+                if !cur.goto_next_sibling() {
+                    break;
+                }
+            }
+        }
+        self.done(cur);
         self.attach(start, redirects, None, n);
         if !name.is_empty() {
             let recursive = self.out.parts[start..].iter().any(|p| {
@@ -366,7 +491,7 @@ impl<'s> Walker<'s> {
     }
 
     /// A redirected statement: the body's commands get the redirections.
-    fn redirected(&mut self, n: Node) {
+    fn redirected(&mut self, n: Node<'t>) {
         let start = self.out.parts.len();
         let body = n.child_by_field_name("body");
         if let Some(b) = body {
@@ -374,17 +499,17 @@ impl<'s> Walker<'s> {
         }
         let mut redirects = Vec::new();
         let mut stdin: Option<String> = None;
-        let mut later: Vec<Node> = Vec::new();
-        let mut cur = n.walk();
+        let mut later: Vec<Node<'t>> = Vec::new();
+        let mut cur = self.cursor(n);
         if cur.goto_first_child() {
             loop {
                 let child = cur.node();
                 if cur.field_name() != Some("body") {
-                    match child.kind() {
-                        "file_redirect" | "herestring_redirect" => {
+                    match kind(child) {
+                        K::FileRedirect | K::HerestringRedirect => {
                             self.redirect(child, &mut redirects, &mut stdin)
                         }
-                        "heredoc_redirect" => {
+                        K::HeredocRedirect => {
                             self.heredoc(child, &mut redirects, &mut stdin, &mut later)
                         }
                         _ if child.is_named() => later.push(child),
@@ -396,7 +521,8 @@ impl<'s> Walker<'s> {
                 }
             }
         }
-        let body_is_command = body.is_some_and(|b| b.kind() == "command");
+        self.done(cur);
+        let body_is_command = body.is_some_and(|b| kind(b) == K::Command);
         if body_is_command && self.out.parts.len() > start {
             self.out.parts[start].text = self.text(n).to_owned();
         }
@@ -431,26 +557,26 @@ impl<'s> Walker<'s> {
         }
     }
 
-    fn heredoc<'t>(
+    fn heredoc(
         &mut self,
         n: Node<'t>,
         redirects: &mut Vec<Redirect>,
         stdin: &mut Option<String>,
         later: &mut Vec<Node<'t>>,
     ) {
-        let mut cur = n.walk();
+        let mut cur = self.cursor(n);
         if cur.goto_first_child() {
             loop {
                 let child = cur.node();
-                match child.kind() {
-                    "file_redirect" | "herestring_redirect" => {
+                match kind(child) {
+                    K::FileRedirect | K::HerestringRedirect => {
                         self.redirect(child, redirects, stdin)
                     }
-                    "heredoc_body" => {
+                    K::HeredocBody => {
                         *stdin = Some(self.text(child).to_owned());
                         later.push(child);
                     }
-                    "heredoc_start" | "heredoc_end" => {}
+                    K::Skip => {}
                     _ if child.is_named() => later.push(child),
                     _ => {}
                 }
@@ -459,17 +585,18 @@ impl<'s> Walker<'s> {
                 }
             }
         }
+        self.done(cur);
     }
 
     /// Reads one `file_redirect` / `herestring_redirect` node.
-    fn redirect(&mut self, n: Node, out: &mut Vec<Redirect>, stdin: &mut Option<String>) {
-        if n.kind() == "herestring_redirect" {
-            let mut cur = n.walk();
+    fn redirect(&mut self, n: Node<'t>, out: &mut Vec<Redirect>, stdin: &mut Option<String>) {
+        let mut cur = self.cursor(n);
+        if kind(n) == K::HerestringRedirect {
             let mut word: Option<Word> = None;
             if cur.goto_first_child() {
                 loop {
                     let child = cur.node();
-                    if child.is_named() && child.kind() != "file_descriptor" {
+                    if child.is_named() && kind(child) != K::FileDescriptor {
                         word = Some(self.word(child));
                         self.walk_nested(child);
                     }
@@ -478,14 +605,14 @@ impl<'s> Walker<'s> {
                     }
                 }
             }
+            self.done(cur);
             if let Some(w) = word {
                 *stdin = Some(w.text);
             }
             return;
         }
         let mut op = "";
-        let mut target: Option<Node> = None;
-        let mut cur = n.walk();
+        let mut target: Option<Node<'t>> = None;
         if cur.goto_first_child() {
             loop {
                 let child = cur.node();
@@ -499,10 +626,15 @@ impl<'s> Walker<'s> {
                 }
             }
         }
-        let target_word = target.map(|t| self.word(t)).unwrap_or_default();
-        if let Some(t) = target {
-            self.walk_nested(t);
-        }
+        self.done(cur);
+        let target_word = match target {
+            Some(t) => {
+                let w = self.word(t);
+                self.walk_nested(t);
+                w
+            }
+            None => Word::default(),
+        };
         let kind = match op {
             "<" => RedirKind::Read,
             ">&-" | "<&-" => RedirKind::Dup,
@@ -525,54 +657,47 @@ impl<'s> Walker<'s> {
     }
 
     /// Walks a word-like node only for the commands hidden inside it (`$(..)`, `<(..)`).
-    fn walk_nested(&mut self, n: Node) {
-        match n.kind() {
-            "command_substitution" | "process_substitution" => self.walk(n),
+    fn walk_nested(&mut self, n: Node<'t>) {
+        match kind(n) {
+            K::CommandSub | K::ProcessSub => self.walk(n),
             _ => {
-                if n.child_count() == 0 {
-                    return;
-                }
-                if self.too_deep() {
+                if n.child_count() == 0 || self.too_deep() {
                     return;
                 }
                 self.depth += 1;
-                let mut cur = n.walk();
+                let mut cur = self.cursor(n);
                 if cur.goto_first_child() {
                     loop {
-                        let child = cur.node();
-                        if child.kind() == "variable_assignment" {
-                            if let Some(v) = child.child_by_field_name("value") {
-                                self.walk_nested(v);
-                            }
-                        } else {
-                            self.walk_nested(child);
-                        }
+                        self.walk_nested(cur.node());
                         if !cur.goto_next_sibling() {
                             break;
                         }
                     }
                 }
+                self.done(cur);
                 self.depth -= 1;
             }
         }
     }
 
-    fn command(&mut self, n: Node) {
+    fn command(&mut self, n: Node<'t>) {
         let mut part = RawPart::new(RawKind::Command, self.text(n).to_owned(), self.nest);
         let mut words: Vec<Word> = Vec::new();
         let mut last_end: Option<usize> = None;
         let mut stdin = None;
         let mut redirects = Vec::new();
-        let mut nested: Vec<Node> = Vec::new();
-        let mut cur = n.walk();
+        let mut nested: Vec<Node<'t>> = Vec::new();
+        let mut cur = self.cursor(n);
         if cur.goto_first_child() {
             loop {
                 let child = cur.node();
-                match (cur.field_name(), child.kind()) {
+                match (cur.field_name(), kind(child)) {
                     (Some("name") | Some("argument"), _) => {
                         let w = self.word(child);
-                        // Nodes with no space between them are one shell word (`$"x"`).
-                        if last_end == Some(child.start_byte()) {
+                        // Nodes with no space between them are one shell word (`$"x"`); so
+                        // are nodes separated only by line continuations (`r\<newline>m` is
+                        // `rm` to bash, two words to tree-sitter).
+                        if last_end.is_some_and(|e| self.joined(e, child.start_byte())) {
                             if let Some(prev) = words.pop() {
                                 let mut b = WordBuilder::default();
                                 b.append(prev);
@@ -583,18 +708,20 @@ impl<'s> Walker<'s> {
                             words.push(w);
                         }
                         last_end = Some(child.end_byte());
-                        nested.push(child);
+                        if child.child_count() > 0 {
+                            nested.push(child);
+                        }
                     }
                     (Some("redirect"), _) => {
                         self.redirect(child, &mut redirects, &mut stdin);
                     }
-                    (_, "variable_assignment") => {
-                        part.assigns.push(self.word(child));
-                        if let Some(v) = child.child_by_field_name("value") {
-                            nested.push(v);
-                        }
+                    (_, K::Assignment) => {
+                        let w = self.word(child);
+                        part.assigns.push(w);
+                        // Both sides: `a[$(cmd)]=1` runs cmd too.
+                        nested.push(child);
                     }
-                    (_, "comment") => {}
+                    (_, K::Skip) => {}
                     _ if child.is_named() => nested.push(child),
                     _ => {}
                 }
@@ -603,7 +730,12 @@ impl<'s> Walker<'s> {
                 }
             }
         }
-        part.words = words.into_iter().flat_map(brace_expand).collect();
+        self.done(cur);
+        part.words = if words.iter().any(|w| w.brace) {
+            words.into_iter().flat_map(brace_expand).collect()
+        } else {
+            words
+        };
         part.redirects = redirects;
         part.stdin_script = stdin;
         self.out.parts.push(part);
@@ -612,78 +744,83 @@ impl<'s> Walker<'s> {
         }
     }
 
-    fn bare_assignment(&mut self, n: Node) {
+    fn bare_assignment(&mut self, n: Node<'t>) {
         let mut part = RawPart::new(RawKind::Assignment, self.text(n).to_owned(), self.nest);
-        if n.kind() == "variable_assignment" {
-            part.assigns.push(self.word(n));
+        if kind(n) == K::Assignment {
+            let w = self.word(n);
+            part.assigns.push(w);
         } else {
-            let mut cur = n.walk();
+            let mut cur = self.cursor(n);
             if cur.goto_first_child() {
                 loop {
                     let child = cur.node();
-                    if child.kind() == "variable_assignment" {
-                        part.assigns.push(self.word(child));
+                    if kind(child) == K::Assignment {
+                        let w = self.word(child);
+                        part.assigns.push(w);
                     }
                     if !cur.goto_next_sibling() {
                         break;
                     }
                 }
             }
+            self.done(cur);
         }
         self.out.parts.push(part);
         self.walk_nested(n);
     }
 
-    fn declaration(&mut self, n: Node) {
+    fn declaration(&mut self, n: Node<'t>) {
         let mut part = RawPart::new(RawKind::Assignment, self.text(n).to_owned(), self.nest);
-        let mut cur = n.walk();
+        let mut cur = self.cursor(n);
         if cur.goto_first_child() {
             loop {
                 let child = cur.node();
-                if child.kind() == "variable_assignment" {
-                    part.assigns.push(self.word(child));
-                } else if child.kind() != "comment" {
-                    part.words.push(self.word(child));
+                match kind(child) {
+                    K::Assignment => {
+                        let w = self.word(child);
+                        part.assigns.push(w);
+                    }
+                    K::Skip => {}
+                    _ => {
+                        let w = self.word(child);
+                        part.words.push(w);
+                    }
                 }
                 if !cur.goto_next_sibling() {
                     break;
                 }
             }
         }
+        self.done(cur);
         self.out.parts.push(part);
         self.walk_nested(n);
     }
 
     /// Converts a word-like node to a [`Word`].
-    fn word(&self, n: Node) -> Word {
+    fn word(&mut self, n: Node<'t>) -> Word {
         let mut b = WordBuilder::default();
         self.word_into(n, &mut b, 0);
         b.finish()
     }
 
-    fn word_into(&self, n: Node, b: &mut WordBuilder, depth: usize) {
+    fn word_into(&mut self, n: Node<'t>, b: &mut WordBuilder, depth: usize) {
         let text = self.text(n);
         if depth > 64 {
             b.push_dynamic(text, None);
             return;
         }
-        match n.kind() {
-            "word" | "command_name" if n.child_count() == 0 => b.push_unquoted_raw(text),
-            "number"
-            | "variable_name"
-            | "file_descriptor"
-            | "test_operator"
-            | "regex"
-            | "special_variable_name" => b.push_quoted(text),
-            "extglob_pattern" => b.push_glob(text),
-            "raw_string" => {
+        match kind(n) {
+            K::Word | K::CommandName if n.child_count() == 0 => b.push_unquoted_raw(text),
+            K::Literal | K::VariableName | K::FileDescriptor => b.push_quoted(text),
+            K::Extglob => b.push_glob(text),
+            K::RawString => {
                 let inner = text
                     .strip_prefix('\'')
                     .and_then(|t| t.strip_suffix('\''))
                     .unwrap_or(text);
                 b.push_quoted(inner);
             }
-            "ansi_c_string" => {
+            K::AnsiC => {
                 let inner = text
                     .strip_prefix("$'")
                     .and_then(|t| t.strip_suffix('\''))
@@ -693,14 +830,14 @@ impl<'s> Walker<'s> {
                     None => b.push_dynamic(text, None),
                 }
             }
-            "string" => {
-                let mut cur = n.walk();
+            K::Str => {
+                let mut cur = self.cursor(n);
                 if cur.goto_first_child() {
                     loop {
                         let child = cur.node();
-                        match child.kind() {
-                            "\"" => {}
-                            "string_content" => b.push_double_quoted_raw(self.text(child)),
+                        match kind(child) {
+                            K::Quote => {}
+                            K::StringContent => b.push_double_quoted_raw(self.text(child)),
                             _ if child.is_named() => self.word_into(child, b, depth + 1),
                             _ => b.push_quoted(self.text(child)),
                         }
@@ -709,20 +846,20 @@ impl<'s> Walker<'s> {
                         }
                     }
                 }
+                self.done(cur);
             }
-            "simple_expansion" => {
+            K::SimpleExpansion => {
                 let var = n
                     .named_child(0)
-                    .filter(|c| c.kind() == "variable_name")
+                    .filter(|c| kind(*c) == K::VariableName)
                     .map(|c| self.text(c));
                 b.push_dynamic(text, var);
             }
-            "expansion" => {
+            K::Expansion => {
                 // Only `${NAME}` with nothing else is a plain variable.
                 let plain = n.named_child_count() == 1
                     && n.child_count() == 3
-                    && n.named_child(0)
-                        .is_some_and(|c| c.kind() == "variable_name");
+                    && n.named_child(0).is_some_and(|c| kind(c) == K::VariableName);
                 let var = if plain {
                     n.named_child(0).map(|c| self.text(c))
                 } else {
@@ -730,13 +867,14 @@ impl<'s> Walker<'s> {
                 };
                 b.push_dynamic(text, var);
             }
-            "$" => {}
-            "concatenation" | "command_name" | "translated_string" | "variable_assignment" => {
-                let mut cur = n.walk();
+            K::Dollar => {}
+            K::Concatenation | K::CommandName | K::Translated | K::Assignment => {
+                let translated = kind(n) == K::Translated;
+                let mut cur = self.cursor(n);
                 if cur.goto_first_child() {
                     loop {
                         let child = cur.node();
-                        if n.kind() == "translated_string" && child.kind() == "$" {
+                        if translated && kind(child) == K::Dollar {
                             // `$"..."` is a translated string: the text is the string.
                         } else if child.is_named() {
                             self.word_into(child, b, depth + 1);
@@ -748,9 +886,32 @@ impl<'s> Walker<'s> {
                         }
                     }
                 }
+                self.done(cur);
             }
             _ => b.push_dynamic(text, None),
         }
+    }
+}
+
+/// The text `echo a b` or `printf 'a b'` writes, when it is static.
+fn echoed_text(p: &RawPart) -> Option<String> {
+    if p.kind != RawKind::Command || !p.assigns.is_empty() || !p.redirects.is_empty() {
+        return None;
+    }
+    let (name, args) = p.words.split_first()?;
+    if p.words.iter().any(|w| w.dynamic) {
+        return None;
+    }
+    match name.text.as_str() {
+        "echo" => Some(
+            args.iter()
+                .skip_while(|w| w.text == "-n" || w.text == "-e" || w.text == "-E")
+                .map(|w| w.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+        "printf" => args.first().map(|f| f.text.replace("\\n", "\n")),
+        _ => None,
     }
 }
 

@@ -464,3 +464,32 @@ pub(super) fn package_manager(name: &str) -> Option<(Subs, Subs, Subs)> {
     })
 }
 
+/// Environment variables whose value changes what later commands load or run.
+pub(crate) fn sensitive_var(name: &str, value: &str) -> Option<&'static str> {
+    const LOADERS: &[&str] = &[
+        "PAGER", "MANPAGER", "EDITOR", "VISUAL", "BROWSER", "SUDO_ASKPASS", "SSH_ASKPASS",
+        "RIPGREP_CONFIG_PATH", "GREP_OPTIONS", "TAR_OPTIONS", "NODE_OPTIONS", "NODE_PATH",
+        "RUSTC_WRAPPER", "RUSTC", "CC", "CXX", "MAKEFLAGS", "OPENSSL_CONF", "CURL_HOME", "WGETRC",
+        "HISTFILE", "_JAVA_OPTIONS", "JAVA_TOOL_OPTIONS",
+    ];
+    const LOADER_PREFIXES: &[&str] = &[
+        "LD_", "DYLD_", "GIT_", "PYTHON", "PERL", "RUBY", "BASH_FUNC_", "NPM_CONFIG_",
+        "npm_config_", "CARGO_", "SSH_", "LESS",
+    ];
+    match name {
+        "PAGER" | "GIT_PAGER" | "MANPAGER" if value.is_empty() || value == "cat" => None,
+        "PATH" => Some("which changes which programs run"),
+        "IFS" => Some("which changes how words are split"),
+        "CDPATH" => Some("which changes where cd goes"),
+        "HOME" | "XDG_CONFIG_HOME" | "XDG_DATA_HOME" | "ZDOTDIR" | "INPUTRC" | "GNUPGHOME" => {
+            Some("which changes which configuration files programs load")
+        }
+        "BASH_ENV" | "ENV" | "PROMPT_COMMAND" | "PS4" | "SHELLOPTS" | "BASHOPTS" | "EXECIGNORE" => {
+            Some("which can make the shell run code")
+        }
+        n if LOADERS.contains(&n) || LOADER_PREFIXES.iter().any(|p| n.starts_with(p)) => {
+            Some("which changes what programs load or run")
+        }
+        _ => None,
+    }
+}
