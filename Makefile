@@ -1,12 +1,13 @@
 # The two commands of the README: `make run` and `make test`. Each installs what it needs.
 SHELL := /bin/bash
 CARGO ?= cargo
+TARGET_DIR := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)
 # A default sandbox folder for `make run`.
 SANDBOX ?= $(HOME)/ground-link-sandbox
 # proptest cases per property in `make test` (kept brief; `make fuzz` runs longer).
 export PROPTEST_CASES ?= 256
 
-.PHONY: run test deps lint unit bench fuzz
+.PHONY: run test deps lint unit ext-deps ext-test e2e-extension bench fuzz
 
 deps:
 	@scripts/install-deps.sh core
@@ -14,7 +15,7 @@ deps:
 run: deps
 	$(CARGO) build --release --bin ground-link
 	@mkdir -p "$(SANDBOX)"
-	./target/release/ground-link serve --dir "$(SANDBOX)"
+	$(TARGET_DIR)/release/ground-link serve --dir "$(SANDBOX)"
 
 lint: deps
 	$(CARGO) fmt --all -- --check
@@ -23,7 +24,18 @@ lint: deps
 unit: deps
 	$(CARGO) test --locked
 
-test: lint unit
+ext-deps:
+	@scripts/install-deps.sh extension
+	cd extension && npm ci --no-audit --no-fund --loglevel=error
+
+ext-test: ext-deps
+	cd extension && npm test
+
+e2e-extension: deps ext-deps
+	$(CARGO) build --locked --bin ground-link
+	cd extension && GROUND_LINK_BIN=$(TARGET_DIR)/debug/ground-link npm run e2e
+
+test: lint unit ext-test e2e-extension
 
 bench:
 	@scripts/install-deps.sh core bench

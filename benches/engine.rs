@@ -105,6 +105,66 @@ fn main() {
         });
     }
 
+    // The decision alone (DESIGN §10's budget): facts gathered, 1,000 rules consulted.
+    {
+        use ground_link::policy::{CallFacts, PathFact, PolicySettings, decide};
+        use ground_link::protocol::{ApprovalMode, Risk, SandboxMode, ToolName};
+        let snap = engine.policy().snapshot();
+        let settings = PolicySettings {
+            sandbox: SandboxMode::WorkspaceWrite,
+            mode: ApprovalMode::Ask,
+            exec_confined: true,
+        };
+        for (name, rel, want) in [
+            (
+                "decide: write_file src/lib.rs (no rule matches)",
+                "src/lib.rs",
+                Verdict::Ask,
+            ),
+            (
+                "decide: write_file gen150/a.rs (allow rule #150)",
+                "gen150/a.rs",
+                Verdict::Allow,
+            ),
+            (
+                "decide: write_file secret299/k/a.key (deny rule)",
+                "secret299/k/a.key",
+                Verdict::Deny,
+            ),
+        ] {
+            let facts = CallFacts {
+                tool: ToolName::WriteFile,
+                paths: vec![PathFact {
+                    shown: rel.into(),
+                    rel: rel.into(),
+                    inside: true,
+                    protected: false,
+                    write: true,
+                    from_command: false,
+                }],
+                path_errors: vec![],
+                analysis: None,
+                session: None,
+            };
+            assert_eq!(
+                decide(&facts, Risk::Moderate, &snap, &[], &settings)
+                    .decision
+                    .decision,
+                want,
+                "{name}"
+            );
+            measure(name, 5.0, || {
+                std::hint::black_box(decide(
+                    std::hint::black_box(&facts),
+                    Risk::Moderate,
+                    &snap,
+                    &[],
+                    &settings,
+                ));
+            });
+        }
+    }
+
     let piece = "cat src/main.rs | grep -n 'fn ' | sort | uniq -c && ls -la src ; git log --oneline | head -n 5 ; wc -l README.md ; ";
     let mut command = String::new();
     while command.len() < 1000 {

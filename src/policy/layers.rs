@@ -21,7 +21,7 @@ use sha2::{Digest, Sha256};
 
 use crate::jail::{Jail, JailError};
 use crate::paths::{ConfigPaths, PROJECT_RULES_REL};
-use crate::policy::rules::{CompiledRule, expand_shorthand};
+use crate::policy::rules::{CompiledRule, RuleIndex, expand_shorthand};
 use crate::protocol::{Hooks, Layer, PermissionFile, Rule, RuleAction};
 
 #[derive(Debug, thiserror::Error)]
@@ -71,36 +71,49 @@ pub struct Snapshot {
     pub global: LayerState,
     pub project: LayerState,
     pub project_trusted: bool,
+    /// Deny rules of every layer, trusted or not.
+    pub deny: RuleIndex,
+    /// Ask rules of every layer, trusted or not.
+    pub ask: RuleIndex,
+    /// Allow rules of the managed and global layers, and of the project while it is trusted.
+    pub allow: RuleIndex,
 }
 
 impl Snapshot {
+    fn new(
+        managed: LayerState,
+        global: LayerState,
+        project: LayerState,
+        project_trusted: bool,
+    ) -> Snapshot {
+        let pick = |action: RuleAction, with_project: bool| {
+            let project: &[CompiledRule] = if with_project { &project.rules } else { &[] };
+            let rules = managed
+                .rules
+                .iter()
+                .chain(&global.rules)
+                .chain(project)
+                .filter(|r| r.action() == action)
+                .cloned()
+                .collect();
+            RuleIndex::new(rules)
+        };
+        let deny = pick(RuleAction::Deny, true);
+        let ask = pick(RuleAction::Ask, true);
+        let allow = pick(RuleAction::Allow, project_trusted);
+        Snapshot {
+            managed,
+            global,
+            project,
+            project_trusted,
+            deny,
+            ask,
+            allow,
+        }
+    }
+
     pub fn layers(&self) -> [&LayerState; 3] {
         [&self.managed, &self.global, &self.project]
-    }
-
-    /// Rules that may loosen (allow) — the project's only while trusted.
-    pub fn allow_rules(&self) -> impl Iterator<Item = &CompiledRule> {
-        let project: &[CompiledRule] = if self.project_trusted {
-            &self.project.rules
-        } else {
-            &[]
-        };
-        self.managed
-            .rules
-            .iter()
-            .chain(&self.global.rules)
-            .chain(project)
-            .filter(|r| r.action() == RuleAction::Allow)
-    }
-
-    /// Deny and ask rules from every layer, trusted or not.
-    pub fn strict_rules(&self, action: RuleAction) -> impl Iterator<Item = &CompiledRule> {
-        self.managed
-            .rules
-            .iter()
-            .chain(&self.global.rules)
-            .chain(&self.project.rules)
-            .filter(move |r| r.action() == action)
     }
 
     /// Hooks in force: managed and global always, the project's only while trusted.
@@ -232,12 +245,12 @@ enum FileRead {
 impl Policy {
     /// Load every layer. Never fails: a broken file is reported in the snapshot.
     pub fn load(paths: ConfigPaths, jail: Arc<Jail>) -> Policy {
-        let empty = Snapshot {
-            managed: LayerState::empty(Layer::Managed, paths.managed.display().to_string()),
-            global: LayerState::empty(Layer::Global, paths.global_rules().display().to_string()),
-            project: LayerState::empty(Layer::Project, PROJECT_RULES_REL.to_string()),
-            project_trusted: false,
-        };
+        let empty = Snapshot::new(
+            LayerState::empty(Layer::Managed, paths.managed.display().to_string()),
+            LayerState::empty(Layer::Global, paths.global_rules().display().to_string()),
+            LayerState::empty(Layer::Project, PROJECT_RULES_REL.to_string()),
+            false,
+        );
         let policy = Policy {
             paths,
             jail,
@@ -276,12 +289,7 @@ impl Policy {
             Some(content) => self.trusted_content().as_deref() == Some(content.as_str()),
             None => false,
         };
-        let snap = Snapshot {
-            managed,
-            global,
-            project,
-            project_trusted,
-        };
+        let snap = Snapshot::new(managed, global, project, project_trusted);
         match self.snapshot.write() {
             Ok(mut s) => *s = Arc::new(snap),
             Err(poisoned) => *poisoned.into_inner() = Arc::new(snap),

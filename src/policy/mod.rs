@@ -248,10 +248,7 @@ pub fn decide(
     };
 
     // 5. Deny rules, every layer (an untrusted project file may still forbid).
-    if let Some(r) = snap
-        .strict_rules(RuleAction::Deny)
-        .find(|r| r.matches_any(&subject))
-    {
+    if let Some(r) = snap.deny.first_matching_any(&subject) {
         return t.end(
             StepKind::DenyRule,
             Verdict::Deny,
@@ -267,10 +264,7 @@ pub fn decide(
     } else {
         all_scopes()
     };
-    if let Some(r) = snap
-        .strict_rules(RuleAction::Ask)
-        .find(|r| r.matches_any(&subject))
-    {
+    if let Some(r) = snap.ask.first_matching_any(&subject) {
         return t.end(
             StepKind::AskRule,
             Verdict::Ask,
@@ -333,7 +327,7 @@ pub fn decide(
     }
 
     // 8. Allow rules from trusted layers.
-    if let Some(r) = snap.allow_rules().find(|r| r.covers_all(&subject)) {
+    if let Some(r) = snap.allow.first_covering_all(&subject) {
         return t.end(
             StepKind::AllowRule,
             Verdict::Allow,

@@ -5,7 +5,9 @@
 //! rule must cover *every* part of a command as written and every path, so `ls; rm -rf x` is
 //! never covered by an allow for `ls`, and `sudo npm test` is not covered by `npm test`.
 
-use globset::{GlobBuilder, GlobMatcher};
+use std::collections::HashMap;
+
+use globset::{Glob, GlobBuilder, GlobMatcher, GlobSet, GlobSetBuilder};
 
 use crate::policy::classify::{ClassifyContext, CommandPart, classify};
 use crate::protocol::{Layer, Rule, RuleAction, RuleMatch, ToolName};
@@ -35,7 +37,7 @@ pub struct CompiledRule {
     /// `None` means every tool (`*`).
     tool: Option<ToolName>,
     prefix: Option<Vec<String>>,
-    glob: Option<GlobMatcher>,
+    glob: Option<(Glob, GlobMatcher)>,
 }
 
 /// What a call looks like to the rules.
@@ -87,7 +89,11 @@ impl CompiledRule {
         };
         let glob = match &rule.matches.path_glob {
             None => None,
-            Some(g) => Some(compile_glob(g).map_err(|e| invalid(id, e))?),
+            Some(g) => {
+                let glob = compile_glob(g).map_err(|e| invalid(id, e))?;
+                let matcher = glob.compile_matcher();
+                Some((glob, matcher))
+            }
         };
         let compiled = CompiledRule {
             rule,
@@ -126,7 +132,7 @@ impl CompiledRule {
         };
         let glob_ok = match &self.glob {
             None => true,
-            Some(g) => s.paths.iter().any(|path| g.is_match(path)),
+            Some((_, g)) => s.paths.iter().any(|path| g.is_match(path)),
         };
         prefix_ok && glob_ok
     }
@@ -147,7 +153,7 @@ impl CompiledRule {
         };
         let glob_ok = match &self.glob {
             None => true,
-            Some(g) => !s.paths.is_empty() && s.paths.iter().all(|path| g.is_match(path)),
+            Some((_, g)) => !s.paths.is_empty() && s.paths.iter().all(|path| g.is_match(path)),
         };
         prefix_ok && glob_ok
     }
@@ -210,9 +216,118 @@ fn starts_with(words: &[String], prefix: &[String]) -> bool {
     words.len() >= prefix.len() && words.iter().zip(prefix).all(|(w, p)| w == p)
 }
 
+/// Rules of one action, indexed so that a decision with a thousand rules only looks closely at
+/// the few that could match: path globs go into one `GlobSet` (one pass per path), command
+/// prefixes into a map keyed by their first word. Order is kept: the first matching rule in
+/// layer order (managed, global, project) is the one reported.
+#[derive(Debug, Clone, Default)]
+pub struct RuleIndex {
+    rules: Vec<CompiledRule>,
+    globs: GlobSet,
+    glob_owner: Vec<usize>,
+    by_word: HashMap<String, Vec<usize>>,
+    rest: Vec<usize>,
+}
+
+impl RuleIndex {
+    pub fn new(rules: Vec<CompiledRule>) -> RuleIndex {
+        let mut builder = GlobSetBuilder::new();
+        let mut glob_owner = Vec::new();
+        let mut by_word: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut rest = Vec::new();
+        for (i, r) in rules.iter().enumerate() {
+            match (&r.prefix, &r.glob) {
+                (Some(p), _) => by_word.entry(p[0].clone()).or_default().push(i),
+                (None, Some((g, _))) => {
+                    builder.add(g.clone());
+                    glob_owner.push(i);
+                }
+                (None, None) => rest.push(i),
+            }
+        }
+        // Every glob already compiled on its own, so the set compiles too; if it somehow did
+        // not, fall back to checking those rules one by one rather than dropping them.
+        let globs = match builder.build() {
+            Ok(set) => set,
+            Err(_) => {
+                rest.append(&mut glob_owner);
+                rest.sort_unstable();
+                GlobSet::empty()
+            }
+        };
+        RuleIndex {
+            rules,
+            globs,
+            glob_owner,
+            by_word,
+            rest,
+        }
+    }
+
+    pub fn rules(&self) -> &[CompiledRule] {
+        &self.rules
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
+    fn candidates(&self, paths: &[String], words: &[&str]) -> Vec<usize> {
+        let mut out = self.rest.clone();
+        for p in paths {
+            out.extend(
+                self.globs
+                    .matches(p)
+                    .into_iter()
+                    .map(|i| self.glob_owner[i]),
+            );
+        }
+        for w in words {
+            if let Some(ids) = self.by_word.get(*w) {
+                out.extend_from_slice(ids);
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// Deny/ask: the first rule that fires for any part or path.
+    pub fn first_matching_any(&self, s: &Subject<'_>) -> Option<&CompiledRule> {
+        let words: Vec<&str> = s
+            .parts
+            .iter()
+            .flat_map(|p| [p.words.first(), p.effective.first()])
+            .flatten()
+            .map(String::as_str)
+            .collect();
+        self.candidates(s.paths, &words)
+            .into_iter()
+            .map(|i| &self.rules[i])
+            .find(|r| r.matches_any(s))
+    }
+
+    /// Allow: the first rule that covers every part and path. Such a rule must cover the first
+    /// part and the first path, so those alone pick the candidates.
+    pub fn first_covering_all(&self, s: &Subject<'_>) -> Option<&CompiledRule> {
+        let words: Vec<&str> = s
+            .parts
+            .first()
+            .and_then(|p| p.words.first())
+            .map(String::as_str)
+            .into_iter()
+            .collect();
+        let paths = s.paths.get(..1).unwrap_or(&[]);
+        self.candidates(paths, &words)
+            .into_iter()
+            .map(|i| &self.rules[i])
+            .find(|r| r.covers_all(s))
+    }
+}
+
 /// Globs use `/` as a real separator (`*` stays within one folder). Like `.gitignore`, a glob
 /// without any `/` matches a file name at any depth: `*.pem` also catches `keys/a.pem`.
-pub fn compile_glob(glob: &str) -> Result<GlobMatcher, String> {
+pub fn compile_glob(glob: &str) -> Result<Glob, String> {
     let g = glob.trim().trim_start_matches("./");
     if g.is_empty() {
         return Err("`pathGlob` is empty; leave it out to match every path".to_string());
@@ -226,7 +341,6 @@ pub fn compile_glob(glob: &str) -> Result<GlobMatcher, String> {
         .literal_separator(true)
         .backslash_escape(true)
         .build()
-        .map(|g| g.compile_matcher())
         .map_err(|e| format!("`pathGlob` {glob:?} is not a valid glob: {e}"))
 }
 
@@ -371,11 +485,11 @@ mod tests {
 
     #[test]
     fn globs_without_slash_match_at_any_depth() {
-        let g = compile_glob("*.pem").unwrap();
+        let g = compile_glob("*.pem").unwrap().compile_matcher();
         assert!(g.is_match("a.pem") && g.is_match("keys/a.pem"));
-        let g = compile_glob("**/.env*").unwrap();
+        let g = compile_glob("**/.env*").unwrap().compile_matcher();
         assert!(g.is_match(".env") && g.is_match("app/.env.local") && !g.is_match("env"));
-        let g = compile_glob("src/*.rs").unwrap();
+        let g = compile_glob("src/*.rs").unwrap().compile_matcher();
         assert!(g.is_match("src/a.rs") && !g.is_match("src/x/a.rs"));
         assert!(compile_glob("a[").is_err());
     }

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# `make bench`: every benchmark of DESIGN §10 that lives in this repository, with the peer
+# measured in the same run. Figures go into notes, never into tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+echo "== permission engine"; cargo bench --locked --bench engine
+echo "== grep/glob vs rg";   scripts/bench-search.sh "${RUNS:-11}"
+echo "== bridge under load"; scripts/bench-bridge.sh "${SECONDS_UNDER_LOAD:-10}"
