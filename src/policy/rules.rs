@@ -225,6 +225,9 @@ pub struct RuleIndex {
     rules: Vec<CompiledRule>,
     globs: GlobSet,
     glob_owner: Vec<usize>,
+    /// Globs whose first path component is a literal folder name (`secrets/**`), by that name:
+    /// a `GlobSet` that has to report *which* of many globs matched is slow, a map is not.
+    by_dir: HashMap<String, Vec<usize>>,
     by_word: HashMap<String, Vec<usize>>,
     rest: Vec<usize>,
 }
@@ -234,14 +237,18 @@ impl RuleIndex {
         let mut builder = GlobSetBuilder::new();
         let mut glob_owner = Vec::new();
         let mut by_word: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut by_dir: HashMap<String, Vec<usize>> = HashMap::new();
         let mut rest = Vec::new();
         for (i, r) in rules.iter().enumerate() {
             match (&r.prefix, &r.glob) {
                 (Some(p), _) => by_word.entry(p[0].clone()).or_default().push(i),
-                (None, Some((g, _))) => {
-                    builder.add(g.clone());
-                    glob_owner.push(i);
-                }
+                (None, Some((g, _))) => match literal_first_dir(g.glob()) {
+                    Some(dir) => by_dir.entry(dir.to_string()).or_default().push(i),
+                    None => {
+                        builder.add(g.clone());
+                        glob_owner.push(i);
+                    }
+                },
                 (None, None) => rest.push(i),
             }
         }
@@ -259,6 +266,7 @@ impl RuleIndex {
             rules,
             globs,
             glob_owner,
+            by_dir,
             by_word,
             rest,
         }
@@ -275,12 +283,17 @@ impl RuleIndex {
     fn candidates(&self, paths: &[String], words: &[&str]) -> Vec<usize> {
         let mut out = self.rest.clone();
         for p in paths {
-            out.extend(
-                self.globs
-                    .matches(p)
-                    .into_iter()
-                    .map(|i| self.glob_owner[i]),
-            );
+            if !self.glob_owner.is_empty() {
+                out.extend(
+                    self.globs
+                        .matches(p)
+                        .into_iter()
+                        .map(|i| self.glob_owner[i]),
+                );
+            }
+            if let Some(ids) = p.split('/').next().and_then(|first| self.by_dir.get(first)) {
+                out.extend_from_slice(ids);
+            }
         }
         for w in words {
             if let Some(ids) = self.by_word.get(*w) {
@@ -323,6 +336,15 @@ impl RuleIndex {
             .map(|i| &self.rules[i])
             .find(|r| r.covers_all(s))
     }
+}
+
+/// The first component of a glob when it is a plain folder name and more components follow.
+fn literal_first_dir(glob: &str) -> Option<&str> {
+    let (first, rest) = glob.split_once('/')?;
+    let plain = !first.is_empty()
+        && !rest.is_empty()
+        && !first.contains(['*', '?', '[', ']', '{', '}', '\\']);
+    plain.then_some(first)
 }
 
 /// Globs use `/` as a real separator (`*` stays within one folder). Like `.gitignore`, a glob
@@ -492,5 +514,75 @@ mod tests {
         let g = compile_glob("src/*.rs").unwrap().compile_matcher();
         assert!(g.is_match("src/a.rs") && !g.is_match("src/x/a.rs"));
         assert!(compile_glob("a[").is_err());
+    }
+
+    /// The index must pick exactly the rule a plain scan in order would.
+    #[test]
+    fn index_agrees_with_a_linear_scan() {
+        use proptest::prelude::*;
+        let words = ["git", "npm", "rm", "cat", "ls"];
+        let globs = [
+            "src/**",
+            "**/.env*",
+            "*.pem",
+            "docs/*.md",
+            "src/*.rs",
+            "keys/**/*.key",
+            "{a,b}/**",
+        ];
+        let paths = [
+            "src/a.rs",
+            "src/x/y.rs",
+            ".env",
+            "app/.env.local",
+            "keys/k/a.key",
+            "docs/r.md",
+            "a/z",
+            "b.pem",
+            "other",
+        ];
+        let rule_strategy = (
+            0usize..3,
+            prop::option::of(0..words.len()),
+            prop::option::of(0..globs.len()),
+            0usize..3,
+        );
+        let cfg = ProptestConfig {
+            cases: 300,
+            ..ProptestConfig::default()
+        };
+        proptest!(cfg, |(specs in prop::collection::vec(rule_strategy, 0..12), p in 0..paths.len(), cmd in prop::collection::vec(0..words.len(), 1..3), tool in 0usize..3)| {
+            let tools = ["*", "exec_cmd", "read_file"];
+            let rules: Vec<CompiledRule> = specs
+                .iter()
+                .enumerate()
+                .filter_map(|(i, (action, w, g, t))| {
+                    let tool = if w.is_some() && *t == 2 { "exec_cmd" } else { tools[*t] };
+                    let rule = Rule {
+                        id: format!("r{i}"),
+                        action: [RuleAction::Allow, RuleAction::Deny, RuleAction::Ask][*action],
+                        tool: tool.into(),
+                        matches: RuleMatch { command_prefix: w.map(|w| words[w].to_string()), path_glob: g.map(|g| globs[g].to_string()) },
+                        description: None,
+                        examples: None,
+                    };
+                    CompiledRule::compile(rule, Layer::Global).ok()
+                })
+                .collect();
+            let index = RuleIndex::new(rules.clone());
+            let command = cmd.iter().map(|w| words[*w]).collect::<Vec<_>>().join(" x; ");
+            let analysis = classify(&command, &ClassifyContext { root: std::path::Path::new("/r"), home: None });
+            let path_list = [paths[p].to_string()];
+            let subject = Subject {
+                tool: [ToolName::ExecCmd, ToolName::ReadFile, ToolName::WriteFile][tool],
+                paths: &path_list,
+                parts: &analysis.parts,
+                parsed: analysis.parse_error.is_none(),
+            };
+            let any = rules.iter().find(|r| r.matches_any(&subject)).map(|r| r.id().to_string());
+            let all = rules.iter().find(|r| r.covers_all(&subject)).map(|r| r.id().to_string());
+            prop_assert_eq!(index.first_matching_any(&subject).map(|r| r.id().to_string()), any);
+            prop_assert_eq!(index.first_covering_all(&subject).map(|r| r.id().to_string()), all);
+        });
     }
 }
