@@ -361,6 +361,11 @@ fn walk(start: PathBuf, rest: &Path) -> Result<PathBuf, WalkError> {
     while let Some(name) = queue.pop_front() {
         let name_os: &OsStr = name.as_os_str();
         if name_os == ".." {
+            // `missing/..` does not exist for the kernel either; resolving it lexically would
+            // step back onto real components (`nope/../link_out`) without checking them.
+            if missing {
+                return Err(WalkError::Io(io::Error::from(io::ErrorKind::NotFound)));
+            }
             cur.pop();
             continue;
         }

@@ -88,6 +88,15 @@ fn escape_attempts_never_read_or_change_anything_outside() {
             r#"{"path":"ok_link/../../outside/secret.txt"}"#.into(),
         ),
         ("read_file", r#"{"path":"loop_a"}"#.into()),
+        // Regression: a missing component then `..` used to skip checking what followed.
+        (
+            "read_file",
+            r#"{"path":"nope/../link_out/secret.txt"}"#.into(),
+        ),
+        (
+            "write_file",
+            r#"{"path":"nope/../link_out/new.txt","content":"pwned"}"#.into(),
+        ),
         (
             "read_file",
             r#"{"path":"readme.txt\u0000../../outside/secret.txt"}"#.into(),
@@ -350,4 +359,63 @@ fn swapping_a_directory_for_a_symlink_never_escapes() {
         outcomes.get(&(calls[0], true)).copied().unwrap_or(0) > 0,
         "no read ever succeeded: {outcomes:?}"
     );
+}
+
+/// Property: whatever path the model writes, a path the jail calls "inside" really is inside
+/// the root once the filesystem resolves it, and nothing panics.
+#[test]
+fn proptest_resolver_never_admits_an_outside_path() {
+    use ground_link::jail::Jail;
+    use ground_link::protocol::SandboxMode;
+    use proptest::prelude::*;
+    let f = fixture();
+    symlink(f.root.join("sub"), f.root.join("abs_in")).unwrap();
+    let jail = Jail::new(&f.root, SandboxMode::WorkspaceWrite).unwrap();
+    let root = std::fs::canonicalize(&f.root).unwrap();
+    let parts = [
+        "sub",
+        "..",
+        ".",
+        "link_out",
+        "file_link",
+        "dangling",
+        "root_link",
+        "loop_a",
+        "ok_link",
+        "abs_in",
+        "up",
+        "inner.txt",
+        "new",
+        "etc",
+        "/",
+        "~",
+        "\0",
+        "outside",
+        "root2",
+        "secret.txt",
+    ];
+    let cfg = ProptestConfig {
+        cases: 2000,
+        ..ProptestConfig::default()
+    };
+    proptest!(cfg, |(picks in prop::collection::vec(0..parts.len(), 1..8), absolute in any::<bool>())| {
+        let mut path = picks.iter().map(|i| parts[*i]).collect::<Vec<_>>().join("/");
+        if absolute {
+            path = format!("{}/{path}", f.root.display());
+        }
+        if let Ok(r) = jail.resolve(&path) {
+            prop_assert!(r.inside, "{path}: resolve() returned an outside path in workspace-write");
+            prop_assert!(r.abs.starts_with(&root), "{path}: {:?}", r.abs);
+            prop_assert!(!r.rel.starts_with('/') && !r.rel.split('/').any(|c| c == ".."), "{path}: rel {}", r.rel);
+            // Where the path exists, the kernel agrees it is inside.
+            if let Ok(real) = std::fs::canonicalize(&r.abs) {
+                prop_assert!(real.starts_with(&root), "{path}: really {real:?}");
+            }
+            // Opening it can never land outside either.
+            if let Ok(file) = jail.open_read(&r) {
+                let fd_path = std::fs::read_link(format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&file))).unwrap();
+                prop_assert!(fd_path.starts_with(&root), "{path}: opened {fd_path:?}");
+            }
+        }
+    });
 }
