@@ -440,3 +440,127 @@ fn check_explains_itself() {
     assert_eq!(d.decision, Verdict::Deny);
     assert!(d.reason.contains("unknown field `extra`"), "{}", d.reason);
 }
+
+/// The terminal approver, driven through a pipe as a person would type.
+#[test]
+fn terminal_approver_answers() {
+    use ground_link::approval::{Approver, TtyApprover};
+    use ground_link::protocol::{ApprovalAnswer, Scope};
+    let f = Fixture::new();
+    let mut config = f.config(SandboxMode::WorkspaceWrite, ApprovalMode::Ask);
+    config.audit = false;
+    // Build a real request by letting a recording approver capture one.
+    struct Capture(std::sync::Mutex<Option<ground_link::protocol::ApprovalRequest>>);
+    #[async_trait::async_trait]
+    impl Approver for Capture {
+        async fn ask(&self, r: ground_link::protocol::ApprovalRequest) -> ApprovalAnswer {
+            *self.0.lock().unwrap() = Some(r);
+            ApprovalAnswer::Deny { reason: None }
+        }
+        fn name(&self) -> &'static str {
+            "capture"
+        }
+    }
+    let capture = Arc::new(Capture(Default::default()));
+    let engine = ground_link::engine::Engine::new(config, capture.clone()).unwrap();
+    call(
+        &engine,
+        r#"{"name":"exec_cmd","args":{"command":"npm install left-pad\u200b"},"reason":"deps","session":"chat-1"}"#,
+    );
+    let request = capture.0.lock().unwrap().clone().unwrap();
+    assert_eq!(
+        request.proposed_rule.matches.command_prefix.as_deref(),
+        Some("npm install")
+    );
+
+    // (typed lines, expected answer, text the terminal must have shown)
+    let cases: Vec<(&str, ApprovalAnswer, &str)> = vec![
+        (
+            "o\n",
+            ApprovalAnswer::Allow {
+                scope: Scope::Once,
+                rule: None,
+            },
+            "[U+200B]",
+        ),
+        (
+            "x\no\n",
+            ApprovalAnswer::Allow {
+                scope: Scope::Once,
+                rule: None,
+            },
+            "[d] deny",
+        ),
+        (
+            "d\nnot today\n",
+            ApprovalAnswer::Deny {
+                reason: Some("not today".into()),
+            },
+            "reason for the model",
+        ),
+        (
+            "\n\n",
+            ApprovalAnswer::Deny { reason: None },
+            "[o] allow once",
+        ),
+        (
+            "c\n\n",
+            ApprovalAnswer::Allow {
+                scope: Scope::Session,
+                rule: Some(request.proposed_rule.clone()),
+            },
+            "proposed rule",
+        ),
+        (
+            "p\n{bad json\n\n\n",
+            ApprovalAnswer::Deny { reason: None },
+            "not a valid rule",
+        ),
+        (
+            "",
+            ApprovalAnswer::Deny {
+                reason: Some("no terminal to ask on".into()),
+            },
+            "approve exec_cmd",
+        ),
+    ];
+    let rt = crate::util::runtime();
+    for (typed, want, shown) in cases {
+        let out = Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
+        struct Sink(Arc<std::sync::Mutex<Vec<u8>>>);
+        impl std::io::Write for Sink {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        let tty = TtyApprover::from_parts(
+            Box::new(std::io::BufReader::new(reader)),
+            Box::new(Sink(out.clone())),
+        );
+        // Type only once the question is on screen: keystrokes from before it are dropped.
+        let typist = {
+            let out = out.clone();
+            let typed = typed.to_string();
+            std::thread::spawn(move || {
+                let start = std::time::Instant::now();
+                while !String::from_utf8_lossy(&out.lock().unwrap()).contains("[d] deny")
+                    && start.elapsed().as_secs() < 10
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                use std::io::Write;
+                let _ = writer.write_all(typed.as_bytes());
+            })
+        };
+        let answer = rt.block_on(tty.ask(request.clone()));
+        typist.join().unwrap();
+        let text = String::from_utf8_lossy(&out.lock().unwrap()).into_owned();
+        assert_eq!(answer, want, "{typed:?}: terminal showed {text}");
+        assert!(text.contains(shown), "{typed:?}: terminal showed {text}");
+    }
+}
