@@ -294,6 +294,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             } else {
                 ground_link::bridge::token::load_or_create(&path)?
             };
+            if let Some(w) = &token.warning {
+                eprintln!("warning: {w}");
+            }
             println!("{}", token.secret());
             eprintln!(
                 "token file: {}{}",

@@ -302,3 +302,43 @@ fn assert_whole(path: &Path, size: usize) {
         "mixed versions in one file"
     );
 }
+
+#[test]
+fn token_is_created_private_shown_and_rotated() {
+    use std::os::unix::fs::PermissionsExt;
+    let f = Fixture::new();
+    let out = run(&f, &["token"]);
+    assert_eq!(out.status.code(), Some(0));
+    let first = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert_eq!(first.len(), 64, "256 bits, hex: {first}");
+    assert!(first.chars().all(|c| c.is_ascii_hexdigit()));
+    let file = f.base().join("config/ground-link/token");
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&run(&f, &["token"]).stdout).trim(),
+        first,
+        "stable across calls"
+    );
+    let rotated = String::from_utf8_lossy(&run(&f, &["token", "--rotate"]).stdout)
+        .trim()
+        .to_string();
+    assert_ne!(rotated, first);
+    assert_eq!(std::fs::read_to_string(&file).unwrap().trim(), rotated);
+    // --token-file: a file others can read is used, with a warning rather than a refusal.
+    let custom = f.put("custom-token", "abcdefabcdefabcdefabcdefabcdefabcdef\n");
+    std::fs::set_permissions(&custom, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = run(&f, &["token", "--token-file", custom.to_str().unwrap()]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "abcdefabcdefabcdefabcdefabcdefabcdef"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("can be read by other users"));
+    // A file that holds no token is an error that says what to do.
+    let empty = f.put("empty-token", "\n");
+    let out = run(&f, &["token", "--token-file", empty.to_str().unwrap()]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--rotate"));
+}
