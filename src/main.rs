@@ -234,19 +234,25 @@ fn serve(
     runtime.block_on(async move {
         let engine = Arc::new(Engine::new(config, broker.approver())?);
         let bound = ground_link::bridge::bind(Arc::clone(&engine), broker, token.clone(), port).await?;
-        println!("ground-link listening on http://{}", bound.addr());
-        println!("sandbox: {} ({}, mode {})", engine.jail().root().display(), engine.config().sandbox.as_str(), match engine.config().mode { ApprovalMode::Ask => "ask", ApprovalMode::Auto => "auto" });
-        println!("token: in {} (print it with `ground-link token`)", token.location.display());
-        println!("pair the extension: open its popup, paste the token, port {}", bound.addr().port());
-        println!("approvals: {}", match approval { Approval::Tty => "asked on this terminal", Approval::Deny => "every question is denied (--approval deny)", Approval::Allow => "EVERY question is approved (--approval allow, tests only)" });
+        // Whoever started us may close stdout after reading the address; that must not stop
+        // the bridge, so write errors are ignored.
+        use std::io::Write;
+        let mut out = std::io::stdout();
+        macro_rules! say {
+            ($o:expr, $($t:tt)*) => {{ let _ = writeln!($o, $($t)*); }};
+        }
+        say!(out, "ground-link listening on http://{}", bound.addr());
+        say!(out, "sandbox: {} ({}, mode {})", engine.jail().root().display(), engine.config().sandbox.as_str(), match engine.config().mode { ApprovalMode::Ask => "ask", ApprovalMode::Auto => "auto" });
+        say!(out, "token: in {} (print it with `ground-link token`)", token.location.display());
+        say!(out, "pair the extension: open its popup, paste the token, port {}", bound.addr().port());
+        say!(out, "approvals: {}", match approval { Approval::Tty => "asked on this terminal", Approval::Deny => "every question is denied (--approval deny)", Approval::Allow => "EVERY question is approved (--approval allow, tests only)" });
         if let ground_link::tools::exec::Confinement::Unavailable(why) = engine.confinement() {
-            println!("warning: exec_cmd is not confined by the OS here ({why}); every command counts as dangerous");
+            say!(out, "warning: exec_cmd is not confined by the OS here ({why}); every command counts as dangerous");
         }
         for (layer, path, err) in engine.policy().snapshot().errors() {
-            println!("warning: {} rule file {path} is broken: {err}", layer.as_str());
+            say!(out, "warning: {} rule file {path} is broken: {err}", layer.as_str());
         }
-        use std::io::Write;
-        let _ = std::io::stdout().flush();
+        let _ = out.flush();
         bound.serve(shutdown_signal()).await?;
         eprintln!("ground-link stopped");
         Ok::<_, anyhow::Error>(())

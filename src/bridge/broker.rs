@@ -75,6 +75,8 @@ impl Completion {
 
 pub struct Broker {
     calls: Mutex<HashMap<String, Entry>>,
+    /// Sweep finished entries once the map reaches this size.
+    sweep_at: std::sync::atomic::AtomicUsize,
     events: broadcast::Sender<Event>,
     inner: Arc<dyn Approver>,
     shutdown: CancellationToken,
@@ -93,6 +95,7 @@ impl Broker {
         let (events, _) = broadcast::channel(256);
         Arc::new(Broker {
             calls: Mutex::new(HashMap::new()),
+            sweep_at: std::sync::atomic::AtomicUsize::new(64),
             events,
             inner,
             shutdown: CancellationToken::new(),
@@ -124,7 +127,15 @@ impl Broker {
             return Err(BrokerError::ShuttingDown);
         }
         let mut calls = self.lock();
-        calls.retain(|_, e| e.finished.is_none_or(|t| t.elapsed() < KEEP_RESULTS));
+        // Results wait here only for calls that went `pending`; sweep old ones now and then
+        // rather than on every call.
+        if calls.len() >= self.sweep_at.load(std::sync::atomic::Ordering::Relaxed) {
+            calls.retain(|_, e| e.finished.is_none_or(|t| t.elapsed() < KEEP_RESULTS));
+            self.sweep_at.store(
+                (calls.len() * 2).max(64),
+                std::sync::atomic::Ordering::Relaxed,
+            );
+        }
         if calls.contains_key(id) {
             return Err(BrokerError::Duplicate(id.to_string()));
         }
@@ -143,6 +154,14 @@ impl Broker {
             tx,
             broker: Arc::clone(self),
         })
+    }
+
+    /// Drop a finished call whose result its client already has.
+    pub fn forget(&self, id: &str) {
+        let mut calls = self.lock();
+        if calls.get(id).is_some_and(|e| e.result.borrow().is_some()) {
+            calls.remove(id);
+        }
     }
 
     fn set_phase(&self, id: &str, phase: Phase) {

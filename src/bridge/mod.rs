@@ -110,7 +110,12 @@ impl Bound {
             }
             stop_serving.cancel();
         });
-        axum::serve(self.listener, app)
+        use axum::serve::ListenerExt;
+        // Small JSON answers must not wait for Nagle's algorithm and a delayed ACK (~40 ms).
+        let listener = self.listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
+        axum::serve(listener, app)
             .with_graceful_shutdown(async move { stop.cancelled().await })
             .await
     }
@@ -339,6 +344,10 @@ async fn exec(State(bridge): State<Arc<Bridge>>, body: Bytes) -> Response {
         completion.finish(result);
     });
     let result = bridge.broker.wait(&id, wait).await.flatten();
+    if result.is_some() {
+        // Delivered in this response: nobody needs to fetch it again.
+        bridge.broker.forget(&id);
+    }
     result_or_pending(&id, result)
 }
 
