@@ -165,6 +165,29 @@ fn main() {
         }
     }
 
+    // One whole auto-allowed read_file call through the engine (no HTTP), audit included.
+    {
+        std::fs::write(root.join("data.txt"), "x".repeat(4000) + "\n").unwrap();
+        let mut config =
+            EngineConfig::new(root.clone(), ConfigPaths::under(&base.path().join("call")));
+        config.audit = true;
+        let engine = Engine::new(config, Arc::new(DenyApprover { reason: None })).unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let req = parse_request(r#"{"name":"read_file","args":{"path":"data.txt"}}"#).unwrap();
+        measure(
+            "call: read_file 4 KiB, audited (engine only, no HTTP)",
+            200.0,
+            || {
+                std::hint::black_box(
+                    rt.block_on(engine.call(req.clone(), ground_link::protocol::Source::Bridge)),
+                );
+            },
+        );
+    }
+
     let piece = "cat src/main.rs | grep -n 'fn ' | sort | uniq -c && ls -la src ; git log --oneline | head -n 5 ; wc -l README.md ; ";
     let mut command = String::new();
     while command.len() < 1000 {

@@ -642,6 +642,14 @@ impl Engine {
                 ),
             };
         }
+        // A read is capped at 256 KiB of page cache: cheaper inline than a hop to the blocking
+        // pool (which costs more than the read). Walks and writes may take long: off the runtime.
+        if matches!(p.args, ToolArgs::ReadFile(_)) {
+            return match run_file_tool(&self.jail, &p.args) {
+                Ok((text, truncated)) => (CallStatus::Success, text, truncated),
+                Err(e) => (CallStatus::Error, e, false),
+            };
+        }
         let jail = Arc::clone(&self.jail);
         let joined = tokio::task::spawn_blocking(move || run_file_tool(&jail, &p.args)).await;
         match joined {
