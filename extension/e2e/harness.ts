@@ -7,11 +7,11 @@
 import { chromium, type BrowserContext, type Page, type Worker } from "@playwright/test";
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startFakeSite, type FakeSite } from "./fake-site";
+import { tempDir } from "./tmp";
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const EXT_DIR = resolve(here, "..", "dist");
@@ -35,9 +35,29 @@ export interface Bridge {
   log(): string;
   proc: ChildProcess;
   write(input: string): void;
+  /** The bridge's audit log lines so far (its own data folder): when each call ended, and how long it ran. */
+  audit(): AuditLine[];
   /** Waits until the bridge's output (from `since`, a log length) matches `re`. */
   waitForLog(re: RegExp, since?: number, timeoutMs?: number): Promise<string>;
   stop(): Promise<void>;
+}
+
+export interface AuditLine {
+  time: string;
+  callId: string;
+  tool: string;
+  status: string;
+  durationMs: number;
+}
+
+function readAudit(dir: string): AuditLine[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((f) => f.endsWith(".jsonl"))
+    .sort()
+    .flatMap((f) => readFileSync(join(dir, f), "utf8").split("\n"))
+    .filter((l) => l.trim() !== "")
+    .map((l) => JSON.parse(l) as AuditLine);
 }
 
 /** The end of `--approval tty`'s question: the bridge is now reading the answer. */
@@ -55,14 +75,14 @@ export async function startBridge(dir: string, opts: BridgeOptions = {}): Promis
   const bin = bridgeBin();
   if (!bin) throw new Error("no ground-link binary: build it (cargo build) or set GROUND_LINK_BIN to its path");
   const token = randomBytes(32).toString("hex");
-  const tokenFile = join(mkdtempSync(join(tmpdir(), "gl-e2e-token-")), "token");
+  // its own config and data folders: no rules or audit files of the person running the tests
+  const home = tempDir("home");
+  const tokenFile = join(home, "token");
   writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
   const args = ["serve", "--dir", dir, "--port", "0", "--token-file", tokenFile, "--approval", opts.approval ?? "allow"];
   if (opts.denyReason) args.push("--deny-reason", opts.denyReason);
   args.push(...(opts.extra ?? []));
   // --approval tty needs a terminal: `script` gives the bridge one, and we type into it
-  // its own config and data folders: no rules or audit files of the person running the tests
-  const home = mkdtempSync(join(tmpdir(), "gl-e2e-home-"));
   const env = {
     ...process.env,
     XDG_CONFIG_HOME: join(home, "config"),
@@ -101,6 +121,7 @@ export async function startBridge(dir: string, opts: BridgeOptions = {}): Promis
     proc,
     log: () => log,
     write: (input) => proc.stdin?.write(input),
+    audit: () => readAudit(join(home, "data", "ground-link", "audit")),
     waitForLog: async (re, since = 0, timeoutMs = 20_000) => {
       const end = Date.now() + timeoutMs;
       for (;;) {
@@ -133,7 +154,7 @@ export interface Env {
 
 export async function launch(): Promise<Env> {
   const site = await startFakeSite();
-  const profile = mkdtempSync(join(tmpdir(), "gl-e2e-profile-"));
+  const profile = tempDir("profile");
   const ctx = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: false,
