@@ -312,7 +312,14 @@ test("an approval that takes longer than 30 s still delivers its result", async 
   await waitFor("waiting card", async () => (await cards(page))[0]?.states === "waitingApproval", 25_000);
   await bridge.waitForLog(TTY_MENU, since);
   const askedAt = Date.now();
-  await page.waitForTimeout(33_000);
+  // the popup says a call waits for approval in ground-link (and offers no way to approve it)
+  const popup = await env.ctx.newPage();
+  await popup.goto(`chrome-extension://${EXT_ID}/popup/popup.html`);
+  await popup.waitForSelector('#state[data-kind="connected"]');
+  await expect(popup.locator("#pending")).toHaveText("Waiting for your approval in ground-link: 1");
+  expect(await popup.locator("button").allTextContents()).not.toContain("Allow");
+  await popup.close();
+  await page.waitForTimeout(33_000 - (Date.now() - askedAt));
   expect(env.site.turns.length).toBe(1);
   expect((await cards(page))[0]?.states).toBe("waitingApproval");
   // answer on the bridge's terminal: allow once

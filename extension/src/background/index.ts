@@ -215,7 +215,8 @@ async function checkHealth(): Promise<ConnectionState> {
     const detail = typeof token === "string" ? "the bridge did not accept the token; paste the current output of `ground-link token`" : "paste the output of `ground-link token` to pair";
     state = { kind: "notPaired", port, version: h.value.version, checkedAt: now, detail };
   } else {
-    state = { kind: "connected", port, dir: h.value.dir, sandbox: h.value.sandbox ?? null, mode: h.value.mode ?? null, version: h.value.version, checkedAt: now };
+    const pending = typeof h.value.pending === "number" && Number.isInteger(h.value.pending) && h.value.pending >= 0 ? h.value.pending : 0;
+    state = { kind: "connected", port, dir: h.value.dir, sandbox: h.value.sandbox ?? null, mode: h.value.mode ?? null, version: h.value.version, checkedAt: now, pending };
   }
   await kv.set({ connection: state });
   void chrome.action.setBadgeText({ text: state.kind === "connected" ? "" : state.kind === "notPaired" ? "!" : "off" });

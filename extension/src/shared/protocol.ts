@@ -60,7 +60,7 @@ export type BridgeEvent =
 // ---- connection state the worker keeps in chrome.storage ----
 
 export type ConnectionState =
-  | { kind: "connected"; port: number; dir: string | null; sandbox: string | null; mode: string | null; version: string; checkedAt: number }
+  | { kind: "connected"; port: number; dir: string | null; sandbox: string | null; mode: string | null; version: string; checkedAt: number; pending: number }
   | { kind: "notPaired"; port: number; version: string; checkedAt: number; detail: string }
   | { kind: "noBridge"; detail: string; checkedAt: number; retryInMs: number };
 
