@@ -11,7 +11,7 @@
  */
 
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:https";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
@@ -46,8 +46,12 @@ function selfSignedCert(): { key: Buffer; cert: Buffer } {
     "-subj", "/CN=chat.deepseek.com",
     "-addext", "subjectAltName=DNS:chat.deepseek.com,DNS:evil.example,DNS:localhost,IP:127.0.0.1",
   ], { stdio: "ignore" });
-  return { key: readFileSync(key), cert: readFileSync(cert) };
+  const out = { key: readFileSync(key), cert: readFileSync(cert) };
+  rmSync(dir, { recursive: true, force: true });
+  return out;
 }
+
+let cached: { key: Buffer; cert: Buffer } | null = null;
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] as string);
 
@@ -186,7 +190,9 @@ window.attackResults = [];
 }
 
 export async function startFakeSite(): Promise<FakeSite> {
-  const { key, cert } = selfSignedCert();
+  // one certificate per test run: making an RSA key for every test would only cost time
+  cached ??= selfSignedCert();
+  const { key, cert } = cached;
   const turns: Turn[] = [];
   const histories = new Map<string, [string, string][]>();
   let model: Model = () => ({ answer: "Hello." });

@@ -7,11 +7,11 @@
 import { chromium, type BrowserContext, type Page, type Worker } from "@playwright/test";
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startFakeSite, type FakeSite } from "./fake-site";
+import { tempDir } from "./tmp";
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const EXT_DIR = resolve(here, "..", "dist");
@@ -35,8 +35,35 @@ export interface Bridge {
   log(): string;
   proc: ChildProcess;
   write(input: string): void;
+  /** The bridge's audit log lines so far (its own data folder): when each call ended, and how long it ran. */
+  audit(): AuditLine[];
+  /** Waits until the bridge's output (from `since`, a log length) matches `re`. */
+  waitForLog(re: RegExp, since?: number, timeoutMs?: number): Promise<string>;
   stop(): Promise<void>;
 }
+
+export interface AuditLine {
+  time: string;
+  callId: string;
+  tool: string;
+  status: string;
+  durationMs: number;
+}
+
+function readAudit(dir: string): AuditLine[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((f) => f.endsWith(".jsonl"))
+    .sort()
+    .flatMap((f) => readFileSync(join(dir, f), "utf8").split("\n"))
+    .filter((l) => l.trim() !== "")
+    .map((l) => JSON.parse(l) as AuditLine);
+}
+
+/** The end of `--approval tty`'s question: the bridge is now reading the answer. */
+export const TTY_MENU = /\[o\] allow once.*\[d\] deny {2}> /;
+/** Its follow-up after `d`: the reason for the model. */
+export const TTY_REASON = /reason for the model \(optional, Enter to skip\) > /;
 
 export interface BridgeOptions {
   approval?: "deny" | "allow" | "tty";
@@ -48,26 +75,35 @@ export async function startBridge(dir: string, opts: BridgeOptions = {}): Promis
   const bin = bridgeBin();
   if (!bin) throw new Error("no ground-link binary: build it (cargo build) or set GROUND_LINK_BIN to its path");
   const token = randomBytes(32).toString("hex");
-  const tokenFile = join(mkdtempSync(join(tmpdir(), "gl-e2e-token-")), "token");
+  // its own config and data folders: no rules or audit files of the person running the tests
+  const home = tempDir("home");
+  const tokenFile = join(home, "token");
   writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
   const args = ["serve", "--dir", dir, "--port", "0", "--token-file", tokenFile, "--approval", opts.approval ?? "allow"];
   if (opts.denyReason) args.push("--deny-reason", opts.denyReason);
   args.push(...(opts.extra ?? []));
   // --approval tty needs a terminal: `script` gives the bridge one, and we type into it
+  const env = {
+    ...process.env,
+    XDG_CONFIG_HOME: join(home, "config"),
+    XDG_DATA_HOME: join(home, "data"),
+    GROUND_LINK_MANAGED_FILE: join(home, "managed-permissions.json"),
+    RUST_LOG: process.env.RUST_LOG ?? "warn",
+  };
   const proc =
     opts.approval === "tty"
-      ? spawn("script", ["-qfec", [bin, ...args].map(shellQuote).join(" "), "/dev/null"], { stdio: ["pipe", "pipe", "pipe"] })
-      : spawn(bin, args, { stdio: ["pipe", "pipe", "pipe"] });
+      ? spawn("script", ["-qfec", [bin, ...args].map(shellQuote).join(" "), "/dev/null"], { stdio: ["pipe", "pipe", "pipe"], env })
+      : spawn(bin, args, { stdio: ["pipe", "pipe", "pipe"], env });
   let log = "";
   proc.stdout?.on("data", (d: Buffer) => (log += d.toString("utf8")));
   proc.stderr?.on("data", (d: Buffer) => (log += d.toString("utf8")));
   const url = await new Promise<string>((res, rej) => {
     const timer = setTimeout(() => rej(new Error(`the bridge printed no address within 15 s; its output:\n${log}`)), 15_000);
     const look = () => {
-      const m = /http:\/\/127\.0\.0\.1:(\d+)/.exec(log);
-      if (m && m[1] !== "0") {
+      const m = /^ground-link listening on (http:\/\/127\.0\.0\.1:(\d+))\r?$/m.exec(log);
+      if (m?.[1] && m[2] !== "0") {
         clearTimeout(timer);
-        res(m[0]);
+        res(m[1]);
       }
     };
     proc.stdout?.on("data", look);
@@ -85,6 +121,16 @@ export async function startBridge(dir: string, opts: BridgeOptions = {}): Promis
     proc,
     log: () => log,
     write: (input) => proc.stdin?.write(input),
+    audit: () => readAudit(join(home, "data", "ground-link", "audit")),
+    waitForLog: async (re, since = 0, timeoutMs = 20_000) => {
+      const end = Date.now() + timeoutMs;
+      for (;;) {
+        const m = re.exec(log.slice(since));
+        if (m) return m[0];
+        if (Date.now() > end) throw new Error(`the bridge never printed ${re} within ${timeoutMs} ms; its output since then:\n${log.slice(since)}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
     stop: () =>
       new Promise<void>((r) => {
         if (proc.exitCode !== null || proc.signalCode !== null) return r();
@@ -108,7 +154,7 @@ export interface Env {
 
 export async function launch(): Promise<Env> {
   const site = await startFakeSite();
-  const profile = mkdtempSync(join(tmpdir(), "gl-e2e-profile-"));
+  const profile = tempDir("profile");
   const ctx = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: false,
@@ -194,4 +240,49 @@ export async function cards(page: Page): Promise<{ states: string; footer: strin
 
 export function toolCall(name: string, args: Record<string, unknown>, reason?: string): string {
   return `<tool>${JSON.stringify(reason ? { name, args, reason } : { name, args })}</tool>`;
+}
+
+interface CdpNode {
+  nodeId: number;
+  nodeName: string;
+  nodeValue?: string;
+  children?: CdpNode[];
+  shadowRoots?: CdpNode[];
+}
+
+/**
+ * Clicks a button inside a card like a person: the card's shadow root is closed to scripts, so
+ * the button is found through the DevTools protocol (which sees closed roots) and clicked with
+ * the real mouse at its place on screen, which makes a trusted click.
+ */
+export async function clickCardButton(page: Page, cardIndex: number, label: string): Promise<void> {
+  const cdp = await page.context().newCDPSession(page);
+  try {
+    const { root } = (await cdp.send("DOM.getDocument", { depth: -1, pierce: true })) as { root: CdpNode };
+    const hosts: CdpNode[] = [];
+    const walk = (n: CdpNode, into: (n: CdpNode) => void) => {
+      into(n);
+      for (const c of [...(n.children ?? []), ...(n.shadowRoots ?? [])]) walk(c, into);
+    };
+    walk(root, (n) => {
+      if (n.nodeName === "GROUND-LINK-CARD") hosts.push(n);
+    });
+    const host = hosts[cardIndex];
+    if (!host) throw new Error(`no card #${cardIndex} (the page has ${hosts.length})`);
+    let button: CdpNode | undefined;
+    for (const sr of host.shadowRoots ?? []) {
+      walk(sr, (n) => {
+        if (!button && n.nodeName === "BUTTON" && (n.children ?? []).some((c) => c.nodeValue === label)) button = n;
+      });
+    }
+    if (!button) throw new Error(`card #${cardIndex} has no "${label}" button`);
+    await cdp.send("DOM.scrollIntoViewIfNeeded", { nodeId: button.nodeId });
+    const { model } = (await cdp.send("DOM.getBoxModel", { nodeId: button.nodeId })) as { model: { content: number[] } };
+    const q = model.content;
+    const x = ((q[0] ?? 0) + (q[2] ?? 0) + (q[4] ?? 0) + (q[6] ?? 0)) / 4;
+    const y = ((q[1] ?? 0) + (q[3] ?? 0) + (q[5] ?? 0) + (q[7] ?? 0)) / 4;
+    await page.mouse.click(x, y);
+  } finally {
+    await cdp.detach().catch(() => undefined);
+  }
 }

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { ADAPTERS, GENERIC, SITE_IDS, adapterForHost, applyOverrides, validateOverrides, type SiteAdapter } from "../src/shared/adapters";
 import { parseToolCalls } from "../src/shared/parser";
 import { sessionId } from "../src/shared/session";
-import { assistantMessages, findComposer, findSendButton, isStreaming, messageText, userMessages } from "../src/content/dom";
+import { assistantMessages, findComposer, findSendButton, isStreaming, messageText, userMessages, userTurnsIn } from "../src/content/dom";
 
 interface Meta {
   url: string;
@@ -40,6 +40,25 @@ describe.each(cases)("adapter %s against its fixture", (name, adapter) => {
   it("parses only the answer's call: not the user's, not the reasoning pane's", () => {
     const calls = assistantMessages(doc, adapter).flatMap((m) => parseToolCalls(messageText(m, adapter)));
     expect(calls).toEqual(meta.expectCalls);
+  });
+
+  it("spots a user turn in a subtree added to the page, never an assistant turn", () => {
+    const u = userMessages(doc, adapter)[0];
+    const a = assistantMessages(doc, adapter)[0];
+    if (!u || !a) throw new Error("fixture without turns");
+    const userCopy = u.cloneNode(true) as Element;
+    u.after(userCopy);
+    expect(userTurnsIn(userCopy, adapter)).toEqual([userCopy]);
+    const wrapper = doc.createElement("div");
+    const inner = u.cloneNode(true) as Element;
+    wrapper.append(inner);
+    u.after(wrapper);
+    expect(userTurnsIn(wrapper, adapter)).toEqual([inner]);
+    const asstCopy = a.cloneNode(true) as Element;
+    a.after(asstCopy);
+    expect(userTurnsIn(asstCopy, adapter)).toEqual([]);
+    for (const e of [userCopy, wrapper, asstCopy]) e.remove();
+    expect(userTurnsIn(userCopy, adapter)).toEqual([]);
   });
 
   it("finds the composer and the send button", () => {

@@ -1,7 +1,7 @@
 // The worker's bridge client against scripted HTTP answers: every protocol outcome of DESIGN §6
 // becomes a typed value that says what went wrong and what to do.
 import { describe, expect, it } from "vitest";
-import { BridgeClient, EXEC_WAIT_MS, callEventFrom, type Fetch } from "../src/background/bridge";
+import { BridgeClient, EXEC_WAIT_MS, POLL_WAIT_MS, bridgeEventFrom, type Fetch } from "../src/background/bridge";
 
 interface Seen {
   url: string;
@@ -36,6 +36,12 @@ describe("BridgeClient", () => {
 
   const outcomes: [string, () => Response | Promise<Response>, string][] = [
     ["202 pending", () => json(202, { status: "pending", callId: "c1" }), "pending"],
+    ["202 for another call", () => json(202, { status: "pending", callId: "c2" }), "bad"],
+    ["202 without a call id", () => json(202, { status: "pending" }), "bad"],
+    ["200 with status pending", () => json(200, { ...RESULT, status: "pending" }), "bad"],
+    ["200 for another call", () => json(200, { ...RESULT, callId: "c2" }), "bad"],
+    ["200 without formatted", () => json(200, { ...RESULT, formatted: undefined }), "bad"],
+    ["500", () => json(500, { error: "boom" }), "http"],
     ["401", () => json(401, {}), "notPaired"],
     ["403", () => json(403, {}), "http"],
     ["400", () => json(400, { error: "missing name" }), "bad"],
@@ -59,18 +65,39 @@ describe("BridgeClient", () => {
     expect(f.seen.length).toBe(0);
   });
 
-  it("GET /calls/{id} long-polls; 404 means the bridge never saw the call", async () => {
-    const c = new BridgeClient("http://127.0.0.1:1", "t", fake((url) => (url.endsWith("/calls/c%2F1") ? json(404, {}) : json(200, RESULT))).fetch);
+  it("GET /calls/{id} long-polls with waitMs; 404 means the bridge never saw the call", async () => {
+    const f = fake((url) => (url.includes("/calls/c%2F1?") ? json(404, { error: "no call" }) : json(200, RESULT)));
+    const c = new BridgeClient("http://127.0.0.1:1", "t", f.fetch);
     expect((await c.poll("c1")).ok).toBe(true);
+    expect(f.seen[0]?.url).toBe(`http://127.0.0.1:1/calls/c1?waitMs=${POLL_WAIT_MS}`);
+    expect(POLL_WAIT_MS).toBeLessThanOrEqual(20_000);
     const r = await c.poll("c/1");
     expect(r.ok ? "" : r.kind).toBe("unknownCall");
   });
 
-  it("DELETE /calls/{id} cancels", async () => {
-    const f = fake(() => new Response(null, { status: 204 }));
-    expect((await new BridgeClient("http://127.0.0.1:1", "t", f.fetch).cancel("c1")).ok).toBe(true);
-    expect(f.seen[0]?.init?.method).toBe("DELETE");
+  it("exec: 409 for our own call id follows that call instead of failing", async () => {
+    const f = fake((url) => (url.endsWith("/exec") ? json(409, { error: 'callId "c1" is already in use' }) : json(200, RESULT)));
+    const r = await new BridgeClient("http://127.0.0.1:1", "t", f.fetch).exec({ name: "read_file", args: { path: "a" }, callId: "c1" });
+    expect(r).toEqual({ ok: true, value: RESULT });
+    expect(f.seen.map((s) => `${s.init?.method} ${new URL(s.url).pathname}`)).toEqual(["POST /exec", "GET /calls/c1"]);
   });
+
+  const cancels: [string, () => Response, string][] = [
+    ["200 denied result", () => json(200, { ...RESULT, status: "denied" }), "cancelled"],
+    ["202 still going", () => json(202, { status: "pending", callId: "c1" }), "cancelled"],
+    ["409 already finished", () => json(409, { error: "the call has already finished" }), "finished"],
+    ["404 unknown", () => json(404, { error: "no call" }), "unknownCall"],
+    ["500", () => json(500, {}), "http"],
+  ];
+  for (const [name, respond, want] of cancels) {
+    it(`DELETE /calls/{id}: ${name} -> ${want}`, async () => {
+      const f = fake(respond);
+      const r = await new BridgeClient("http://127.0.0.1:1", "t", f.fetch).cancel("c1");
+      expect(r.ok ? r.value : r.kind).toBe(want);
+      expect(f.seen[0]?.init?.method).toBe("DELETE");
+      expect(f.seen[0]?.url).toBe("http://127.0.0.1:1/calls/c1");
+    });
+  }
 
   it("health: connected with dir, or not our bridge", async () => {
     const ok = await new BridgeClient("http://127.0.0.1:1", "t", fake(() => json(200, { status: "ok", app: "ground-link", version: "0.1.0", dir: "/home/u/p", mode: "ask", sandbox: "workspace-write" })).fetch).health();
@@ -79,36 +106,63 @@ describe("BridgeClient", () => {
     expect(other.ok ? "" : other.kind).toBe("noBridge");
   });
 
-  it("prompt: JSON or plain text", async () => {
-    const j = await new BridgeClient("http://127.0.0.1:1", "t", fake(() => json(200, { prompt: "Use <tool>…" })).fetch).prompt("zh");
-    expect(j).toEqual({ ok: true, value: "Use <tool>…" });
-    const p = await new BridgeClient("http://127.0.0.1:1", "t", fake(() => new Response("plain text")).fetch).prompt("en");
-    expect(p).toEqual({ ok: true, value: "plain text" });
+  it("prompt: text/plain with the <tool> format, anything else refused", async () => {
+    const text = (body: string, type: string) => () => new Response(body, { headers: { "content-type": type } });
+    const c = (respond: () => Response) => new BridgeClient("http://127.0.0.1:1", "t", fake(respond).fetch).prompt("zh");
+    expect(await c(text("Write <tool>{…}</tool> …", "text/plain; charset=utf-8"))).toEqual({ ok: true, value: "Write <tool>{…}</tool> …" });
+    expect((await c(text("<html>", "text/html"))).ok).toBe(false);
+    expect((await c(text("no format here", "text/plain"))).ok).toBe(false);
+    expect((await c(() => json(400, { error: "lang" }))).ok).toBe(false);
   });
 
-  it("events: call states from the SSE stream", async () => {
+  it("events: the bridge's pending/resolved/done lines, after onOpen; others skipped", async () => {
     const body = [
-      `event: approvalPending\ndata: ${JSON.stringify({ callId: "c1", tool: "write_file" })}\n\n`,
-      `data: ${JSON.stringify({ type: "resolved", callId: "c1", decision: "allow" })}\n\n`,
+      `data: ${JSON.stringify({ type: "pending", callId: "c1", tool: "write_file", risk: "moderate", session: "chat.deepseek.com:x" })}\n\n`,
+      `: keep-alive\n\n`,
+      `event: other\ndata: ${JSON.stringify({ type: "done", callId: "c9", status: "success" })}\n\n`,
+      `data: ${JSON.stringify({ type: "resolved", callId: "c1", allowed: true })}\n\n`,
+      `data: not json\n\n`,
       `data: ${JSON.stringify({ type: "done", callId: "c1", status: "success" })}\n\n`,
     ].join("");
     const got: string[] = [];
+    let opened = 0;
     const c = new BridgeClient("http://127.0.0.1:1", "t", fake(() => new Response(body, { headers: { "content-type": "text/event-stream" } })).fetch);
-    await c.events((id, state) => got.push(`${id}:${state}`), new AbortController().signal);
-    expect(got).toEqual(["c1:waitingApproval", "c1:resolved", "c1:done"]);
+    await c.events((e) => got.push(`${e.callId}:${e.type}:${opened}`), new AbortController().signal, () => opened++);
+    expect(got).toEqual(["c1:pending:1", "c1:resolved:1", "c1:done:1"]);
+  });
+
+  it("events: an answer that is not an event stream is refused", async () => {
+    const c = new BridgeClient("http://127.0.0.1:1", "t", fake(() => json(200, {})).fetch);
+    let opened = false;
+    const r = await c.events(() => undefined, new AbortController().signal, () => (opened = true));
+    expect(r.ok ? "" : r.kind).toBe("bad");
+    expect(opened).toBe(false);
   });
 });
 
-describe("callEventFrom", () => {
-  const table: [string, unknown, string | null][] = [
-    ["message", { type: "pendingApproval", callId: "a" }, "waitingApproval"],
-    ["message", { type: "approvalResolved", callId: "a" }, "resolved"],
-    ["done", { call: { callId: "a", status: "denied" } }, "done"],
-    ["message", { type: "started", id: "a" }, "running"],
-    ["message", { type: "hello" }, null],
-    ["message", "not an object", null],
+describe("bridgeEventFrom", () => {
+  const ok = { callId: "a" };
+  const table: [string, string, unknown, unknown][] = [
+    ["pending", "message", { type: "pending", ...ok, tool: "exec_cmd", risk: "dangerous", session: "s" }, { type: "pending", ...ok, tool: "exec_cmd", risk: "dangerous", session: "s" }],
+    ["pending, no session", "message", { type: "pending", ...ok, tool: "read_file", risk: "safe", session: null }, { type: "pending", ...ok, tool: "read_file", risk: "safe", session: null }],
+    ["resolved allowed", "message", { type: "resolved", ...ok, allowed: true }, { type: "resolved", ...ok, allowed: true }],
+    ["resolved denied", "message", { type: "resolved", ...ok, allowed: false }, { type: "resolved", ...ok, allowed: false }],
+    ["done", "message", { type: "done", ...ok, status: "denied" }, { type: "done", ...ok, status: "denied" }],
+    ["named SSE event", "pending", { type: "pending", ...ok, tool: "x", risk: "safe", session: null }, null],
+    ["unknown risk", "message", { type: "pending", ...ok, tool: "x", risk: "weird", session: null }, null],
+    ["session not a string", "message", { type: "pending", ...ok, tool: "x", risk: "safe", session: 3 }, null],
+    ["allowed not a boolean", "message", { type: "resolved", ...ok, allowed: "yes" }, null],
+    ["done while pending", "message", { type: "done", ...ok, status: "pending" }, null],
+    ["no call id", "message", { type: "done", status: "success" }, null],
+    ["empty call id", "message", { type: "done", callId: "", status: "success" }, null],
+    ["call id too long", "message", { type: "done", callId: "x".repeat(129), status: "success" }, null],
+    ["guessed old shape", "message", { type: "approvalResolved", ...ok }, null],
+    ["nested", "message", { call: { callId: "a", status: "denied" } }, null],
+    ["not an object", "message", "pending", null],
+    ["an array", "message", [1], null],
   ];
-  for (const [ev, data, want] of table) {
-    it(`${ev} ${JSON.stringify(data)}`, () => expect(callEventFrom(ev, JSON.stringify(data))?.state ?? null).toBe(want));
+  for (const [name, ev, data, want] of table) {
+    it(name, () => expect(bridgeEventFrom(ev, JSON.stringify(data))).toEqual(want));
   }
+  it("not JSON", () => expect(bridgeEventFrom("message", "{")).toBeNull());
 });

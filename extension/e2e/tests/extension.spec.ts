@@ -1,10 +1,10 @@
 // End-to-end scenarios of issue 4: the built extension in Debian Chromium, the real bridge, the
 // fake DeepSeek. Each test gets its own browser profile, fake site, sandbox dir and bridge.
 import { expect, test } from "@playwright/test";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { bridgeBin, cards, EXT_ID, enablePerf, launch, openChat, pair, say, startBridge, toolCall, waitFor, type Bridge, type Env } from "../harness";
+import { bridgeBin, cards, clickCardButton, EXT_ID, enablePerf, launch, openChat, pair, say, startBridge, toolCall, TTY_MENU, TTY_REASON, waitFor, type Bridge, type Env } from "../harness";
+import { removeTempDirs, tempDir } from "../tmp";
 
 const needBridge = () => {
   if (bridgeBin()) return;
@@ -17,7 +17,7 @@ let bridge: Bridge | null = null;
 let dir: string;
 
 test.beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), "gl-e2e-sandbox-"));
+  dir = tempDir("sandbox");
   env = await launch();
 });
 
@@ -26,19 +26,30 @@ test.afterEach(async ({}, info) => {
   await bridge?.stop();
   bridge = null;
   await env.close();
+  removeTempDirs(info.status !== info.expectedStatus);
 });
 
 const prompts = () => env.site.turns.map((t) => t.prompt);
 
-/** Reply end as the page saw it (its stream reader finished) to the worker sending POST /exec;
- * both are browser wall-clock times. Goal: ≤ 300 ms. */
-async function reportLatency(e: Env, page: import("@playwright/test").Page, label: string): Promise<void> {
+/**
+ * Reply end as the page saw it (its stream reader finished, browser clock) to the call reaching
+ * the bridge: the audit line's time (written when the call ended, system clock) minus the call's
+ * own duration. Both clocks are this machine's wall clock. Goal: ≤ 300 ms.
+ */
+async function reportLatency(e: Env, b: Bridge, page: import("@playwright/test").Page, label: string): Promise<void> {
   const ends = await page.evaluate(() => (window as unknown as { __streamEnds?: number[] }).__streamEnds ?? []);
-  const sent = await e.sw.evaluate(() => (globalThis as unknown as { __groundLinkPerf: { sentAt: number }[] }).__groundLinkPerf.map((p) => p.sentAt));
+  const sent = await e.sw.evaluate(() => (globalThis as unknown as { __groundLinkPerf: { callId: string; sentAt: number }[] }).__groundLinkPerf);
+  const audit = await waitFor("the audit lines", () => {
+    const lines = b.audit();
+    return sent.every((s) => lines.some((l) => l.callId === s.callId)) ? lines : null;
+  }, 5_000);
   sent.forEach((s, i) => {
     const end = ends[i];
-    // printed, not asserted: a figure for the note (goal ≤ 300 ms), not a timing-dependent test
-    if (end !== undefined) console.log(`MEASURE ${label} round ${i + 1}: reply end -> call sent to the bridge: ${s - end} ms (goal ≤ 300 ms)`);
+    const line = audit.find((l) => l.callId === s.callId);
+    if (end === undefined || !line) return;
+    const atBridge = Date.parse(line.time) - line.durationMs;
+    // printed, not asserted: a figure for the note, not a timing-dependent test
+    console.log(`MEASURE ${label} round ${i + 1}: reply end -> call sent by the worker ${s.sentAt - end} ms, -> call at the bridge ${atBridge - end} ms (goal ≤ 300 ms)`);
   });
 }
 
@@ -61,7 +72,7 @@ test("read_file: the result is pasted and sent", async () => {
   expect(sent).toContain("hello from disk");
   await waitFor("card done", async () => (await cards(page))[0]?.states === "done");
   if (process.env.E2E_SCREENSHOTS) await page.screenshot({ path: test.info().outputPath("read-file-card.png") });
-  await reportLatency(env, page, "read_file");
+  await reportLatency(env, bridge, page, "read_file");
 });
 
 test("Insert instructions puts the bridge's /prompt text into the composer", async () => {
@@ -70,15 +81,9 @@ test("Insert instructions puts the bridge's /prompt text into the composer", asy
   await pair(env, bridge);
   const page = await openChat(env);
   await page.waitForTimeout(1000);
-  const raw = await fetch(`${bridge.url}/prompt?lang=en`, { headers: { Authorization: `Bearer ${bridge.token}` } }).then((r) => r.text());
-  let want = raw;
-  try {
-    const j = JSON.parse(raw) as unknown;
-    if (typeof j === "string") want = j;
-    else if (j && typeof j === "object") want = String((j as Record<string, unknown>).prompt ?? (j as Record<string, unknown>).text ?? raw);
-  } catch {
-    // plain text
-  }
+  const resp = await fetch(`${bridge.url}/prompt?lang=en`, { headers: { Authorization: `Bearer ${bridge.token}` } });
+  expect(resp.headers.get("content-type")).toMatch(/^text\/plain/);
+  const want = await resp.text();
   // what the popup's button does: message the chat tab's content script
   const reply = await env.sw.evaluate(async () => {
     const [tab] = await chrome.tabs.query({ url: "https://chat.deepseek.com/*" });
@@ -106,19 +111,64 @@ test("write_file creates the file", async () => {
   await waitFor("card done", async () => (await cards(page))[0]?.states === "done");
 });
 
-test("a denied call sends the [Tool Denied] text with the reason", async () => {
+test("a denied call sends the [Tool Denied] text with the person's reason", async () => {
   needBridge();
-  bridge = await startBridge(dir, { approval: "deny", denyReason: "not in this folder" });
+  bridge = await startBridge(dir, { approval: "tty" });
   await pair(env, bridge);
   env.site.setModel((_p, turn) => (turn === 0 ? { answer: toolCall("write_file", { path: "x.txt", content: "x" }) } : { answer: "Understood." }));
   const page = await openChat(env);
+  const since = bridge.log().length;
   await say(page, "write x");
+  // the person answers on the bridge's terminal: deny, with a reason for the model
+  await bridge.waitForLog(TTY_MENU, since);
+  await waitFor("waiting card", async () => (await cards(page))[0]?.states === "waitingApproval", 10_000);
+  const menuAt = bridge.log().length;
+  bridge.write("d\n");
+  await bridge.waitForLog(TTY_REASON, menuAt);
+  bridge.write("not in this folder\n");
   await waitFor("the results message", () => env.site.turns.length >= 2);
   const sent = prompts()[1] ?? "";
-  expect(sent).toContain("[Tool Denied]");
-  expect(sent).toContain("not in this folder");
+  expect(sent).toContain('<tool_result name="write_file" status="denied">');
+  expect(sent).toContain('[Tool Denied] The user denied the "write_file" tool call. Reason: not in this folder. Please adjust your approach');
   expect(existsSync(join(dir, "x.txt"))).toBe(false);
   await waitFor("card denied", async () => (await cards(page))[0]?.states === "denied");
+});
+
+test("--approval deny: the bridge's reason reaches the model", async () => {
+  needBridge();
+  bridge = await startBridge(dir, { approval: "deny", denyReason: "tests say no" });
+  await pair(env, bridge);
+  env.site.setModel((_p, turn) => (turn === 0 ? { answer: toolCall("exec_cmd", { command: "touch made.txt" }) } : { answer: "Understood." }));
+  const page = await openChat(env);
+  await say(page, "touch a file");
+  await waitFor("the results message", () => env.site.turns.length >= 2);
+  expect(prompts()[1]).toContain("[Tool Denied]");
+  expect(prompts()[1]).toContain("tests say no");
+  expect(existsSync(join(dir, "made.txt"))).toBe(false);
+  await waitFor("card denied", async () => (await cards(page))[0]?.states === "denied");
+});
+
+test("Ignore on a call waiting for approval cancels it at the bridge", async () => {
+  needBridge();
+  bridge = await startBridge(dir, { approval: "tty" });
+  await pair(env, bridge);
+  env.site.setModel((_p, turn) => (turn === 0 ? { answer: toolCall("write_file", { path: "ignored.txt", content: "never" }) } : { answer: "ok" }));
+  const page = await openChat(env);
+  const since = bridge.log().length;
+  await say(page, "write something");
+  await bridge.waitForLog(TTY_MENU, since);
+  await waitFor("waiting card", async () => (await cards(page))[0]?.states === "waitingApproval", 10_000);
+  await clickCardButton(page, 0, "Ignore");
+  // DELETE /calls/{id} ends it as denied; that result goes back like any other
+  await waitFor("the results message", () => env.site.turns.length >= 2);
+  expect(prompts()[1]).toContain('status="denied"');
+  expect(prompts()[1]).toContain("cancelled by the client");
+  expect(existsSync(join(dir, "ignored.txt"))).toBe(false);
+  await waitFor("card denied", async () => (await cards(page))[0]?.states === "denied");
+  // an answer typed afterwards approves nothing
+  bridge.write("o\n");
+  await page.waitForTimeout(500);
+  expect(existsSync(join(dir, "ignored.txt"))).toBe(false);
 });
 
 test("two calls in one reply go back in one message", async () => {
@@ -199,7 +249,7 @@ test("the step budget stops a loop", async () => {
   const cs = await cards(page);
   expect(cs.map((c) => c.states)).toEqual(["done", "done", "budget"]);
   expect(cs[2]?.footer).toContain("step budget of 2");
-  await reportLatency(env, page, "step budget");
+  await reportLatency(env, bridge, page, "step budget");
 });
 
 test("bridge down: the card says so and nothing crashes", async () => {
@@ -246,8 +296,8 @@ test("a hostile page on another origin is refused by the bridge", async () => {
   expect(existsSync(join(dir, "pwned-by-web.txt"))).toBe(false);
   // the bridge itself answered 403 (not only a browser-side block)
   expect(statuses.some((s) => / 403$/.test(s))).toBe(true);
-  // …and said so in its own log
-  expect(bridge.log().slice(logBefore)).toMatch(/403|forbidden|origin/i);
+  // …and said so in its own log, naming the page's origin
+  expect(bridge.log().slice(logBefore)).toContain("ground-link: 403 refused POST /exec from origin https://evil.example");
 });
 
 test("an approval that takes longer than 30 s still delivers its result", async () => {
@@ -258,16 +308,27 @@ test("an approval that takes longer than 30 s still delivers its result", async 
   env.site.setModel((_p, turn) => (turn === 0 ? { answer: toolCall("write_file", { path: "slow.txt", content: "approved late" }) } : { answer: "ok" }));
   const page = await openChat(env);
   await say(page, "write slowly");
+  const since = bridge.log().length;
   await waitFor("waiting card", async () => (await cards(page))[0]?.states === "waitingApproval", 25_000);
-  const asked = bridge.log().length;
-  await page.waitForTimeout(33_000);
+  await bridge.waitForLog(TTY_MENU, since);
+  const askedAt = Date.now();
+  // the popup says a call waits for approval in ground-link (and offers no way to approve it)
+  const popup = await env.ctx.newPage();
+  await popup.goto(`chrome-extension://${EXT_ID}/popup/popup.html`);
+  await popup.waitForSelector('#state[data-kind="connected"]');
+  await expect(popup.locator("#pending")).toHaveText("Waiting for your approval in ground-link: 1");
+  expect(await popup.locator("button").allTextContents()).not.toContain("Allow");
+  await popup.close();
+  await page.waitForTimeout(33_000 - (Date.now() - askedAt));
   expect(env.site.turns.length).toBe(1);
+  expect((await cards(page))[0]?.states).toBe("waitingApproval");
   // answer on the bridge's terminal: allow once
-  bridge.write(process.env.GL_E2E_TTY_ALLOW ?? "o\n");
+  bridge.write("o\n");
   await waitFor("the results message", () => env.site.turns.length >= 2, 40_000);
+  expect(Date.now() - askedAt).toBeGreaterThan(30_000);
   expect(readFileSync(join(dir, "slow.txt"), "utf8")).toBe("approved late");
   expect(prompts()[1]).toContain('status="success"');
-  expect(bridge.log().length).toBeGreaterThan(asked);
+  await waitFor("card done", async () => (await cards(page))[0]?.states === "done");
 });
 
 test("a call running longer than 30 s still delivers its result", async () => {
@@ -278,6 +339,9 @@ test("a call running longer than 30 s still delivers its result", async () => {
   env.site.setModel((_p, turn) => (turn === 0 ? { answer: toolCall("exec_cmd", { command: "sleep 32; echo slept > slept.txt; echo done-sleeping", timeoutSec: 60 }) } : { answer: "ok" }));
   const page = await openChat(env);
   await say(page, "take your time");
+  // past the first 202: the call is still running, and nobody is being asked anything
+  await page.waitForTimeout(22_000);
+  expect((await cards(page))[0]?.states).toBe("running");
   await waitFor("the results message", () => env.site.turns.length >= 2, 80_000, 250);
   expect(prompts()[1]).toContain("done-sleeping");
   expect(existsSync(join(dir, "slept.txt"))).toBe(true);
@@ -299,9 +363,18 @@ test("observer cost on a 500-message chat", async () => {
   await say(page, "stream a long reply");
   await waitFor("the reply", () => env.site.turns[0]?.streamEndAt, 30_000);
   await page.waitForTimeout(500);
-  const d = await page.evaluate(() => performance.getEntriesByName("ground-link:observer").map((e) => e.duration));
+  const entries = await page.evaluate(() =>
+    performance.getEntriesByType("measure").filter((e) => e.name.startsWith("ground-link:")).map((e) => ({ name: e.name, ms: e.duration, at: e.startTime, detail: (e as PerformanceMeasure).detail as unknown })),
+  );
+  const batches = entries.filter((e) => e.name === "ground-link:observer");
+  const d = batches.map((e) => e.ms);
   expect(d.length).toBeGreaterThan(50);
   d.sort((a, b) => a - b);
   const q = (p: number) => d[Math.min(d.length - 1, Math.floor(p * d.length))] ?? NaN;
   console.log(`MEASURE observer cost per mutation batch on a 500-message chat: n=${d.length} p50=${q(0.5).toFixed(3)} ms p95=${q(0.95).toFixed(3)} ms max=${(d[d.length - 1] ?? NaN).toFixed(3)} ms (goal ≤ 2 ms)`);
+  const timers = entries.filter((e) => e.name === "ground-link:evaluate").map((e) => e.ms);
+  const checks = entries.filter((e) => e.name === "ground-link:userCheck").map((e) => e.ms);
+  console.log(`MEASURE off-observer work on the same chat: ${timers.length} timer evaluations (max ${Math.max(0, ...timers).toFixed(3)} ms), ${checks.length} user-turn checks (max ${Math.max(0, ...checks).toFixed(3)} ms)`);
+  const worst = [...batches].sort((a, b) => b.ms - a.ms).slice(0, 5);
+  console.log(`MEASURE slowest batches: ${worst.map((e) => `${e.ms.toFixed(1)} ms @${e.at.toFixed(0)} ${JSON.stringify(e.detail)}`).join("; ")}`);
 });

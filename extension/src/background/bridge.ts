@@ -9,18 +9,18 @@
  */
 
 import { SseReader } from "../shared/decoders";
-import type { CallRequest, CallResult, FailureKind, Health } from "../shared/protocol";
+import type { BridgeEvent, CallRequest, CallResult, FailureKind, Health } from "../shared/protocol";
 
 export const EXEC_WAIT_MS = 15_000;
 const EXEC_TIMEOUT_MS = EXEC_WAIT_MS + 8_000;
-const POLL_TIMEOUT_MS = 27_000;
+/** Each long-poll asks the bridge to answer within this (it caps it at 20 s). */
+export const POLL_WAIT_MS = 20_000;
+const POLL_AFTER_DUPLICATE_MS = 5_000;
 const SHORT_TIMEOUT_MS = 4_000;
 
 export type BridgeOutcome<T> = { ok: true; value: T } | { ok: false; kind: FailureKind; message: string; status?: number };
 
 export type Fetch = (input: string, init?: RequestInit) => Promise<Response>;
-
-export type CallEventState = "waitingApproval" | "running" | "resolved" | "done";
 
 export class BridgeClient {
   constructor(
@@ -73,14 +73,23 @@ export class BridgeClient {
     return { ok: true, value: body as unknown as Health };
   }
 
+  /**
+   * `POST /exec`. A 409 for our own call id means the bridge already has this call (a worker
+   * that died after sending it, a retried message): follow that call instead of failing it.
+   */
   async exec(req: CallRequest): Promise<BridgeOutcome<CallResult>> {
     const r = await this.request("POST", "/exec", { ...req, waitMs: req.waitMs ?? EXEC_WAIT_MS }, EXEC_TIMEOUT_MS);
     if (!r.ok) return r;
+    if (r.value.status === 409 && req.callId) {
+      void r.value.body?.cancel().catch(() => undefined);
+      return this.poll(req.callId, POLL_AFTER_DUPLICATE_MS);
+    }
     return resultFrom(r.value, req.callId);
   }
 
-  async poll(callId: string): Promise<BridgeOutcome<CallResult>> {
-    const r = await this.request("GET", `/calls/${encodeURIComponent(callId)}`, undefined, POLL_TIMEOUT_MS);
+  /** `GET /calls/{id}?waitMs=…`: the result, or `pending` when the bridge's wait ran out. */
+  async poll(callId: string, waitMs = POLL_WAIT_MS): Promise<BridgeOutcome<CallResult>> {
+    const r = await this.request("GET", `/calls/${encodeURIComponent(callId)}?waitMs=${waitMs}`, undefined, waitMs + 7_000);
     if (!r.ok) return r;
     if (r.value.status === 404) {
       return { ok: false, kind: "unknownCall", status: 404, message: `the bridge has no call ${callId}` };
@@ -88,33 +97,41 @@ export class BridgeClient {
     return resultFrom(r.value, callId);
   }
 
-  async cancel(callId: string): Promise<BridgeOutcome<null>> {
-    const r = await this.request("DELETE", `/calls/${encodeURIComponent(callId)}`, undefined, SHORT_TIMEOUT_MS);
+  /**
+   * `DELETE /calls/{id}`: a call waiting for approval ends as denied ("cancelled by the client");
+   * its result reaches whoever long-polls it. 200 (the denied result) and 202 (not over yet)
+   * both mean the bridge took the cancel; 409 means the call had already finished, which is not
+   * a failure either: its real result is on its way.
+   */
+  async cancel(callId: string): Promise<BridgeOutcome<"cancelled" | "finished">> {
+    const r = await this.request("DELETE", `/calls/${encodeURIComponent(callId)}`, undefined, SHORT_TIMEOUT_MS + 5_000);
     if (!r.ok) return r;
-    if (!r.value.ok) return { ok: false, kind: "http", status: r.value.status, message: `cancel failed (HTTP ${r.value.status})` };
-    return { ok: true, value: null };
+    const s = r.value.status;
+    if (s === 200 || s === 202) return { ok: true, value: "cancelled" };
+    if (s === 409) return { ok: true, value: "finished" };
+    if (s === 404) return { ok: false, kind: "unknownCall", status: 404, message: `the bridge has no call ${callId} to cancel` };
+    return { ok: false, kind: "http", status: s, message: `cancel failed (HTTP ${s}${await errorDetail(r.value)})` };
   }
 
+  /** `GET /prompt?lang=…`: the instruction text, served as text/plain. */
   async prompt(lang: "en" | "zh"): Promise<BridgeOutcome<string>> {
     const r = await this.request("GET", `/prompt?lang=${lang}`, undefined, SHORT_TIMEOUT_MS);
     if (!r.ok) return r;
-    if (!r.value.ok) return { ok: false, kind: "http", status: r.value.status, message: `GET /prompt failed (HTTP ${r.value.status})` };
-    const raw = await r.value.text();
-    try {
-      const j = JSON.parse(raw) as unknown;
-      if (isRecord(j)) for (const k of ["prompt", "text", "instructions"]) if (typeof j[k] === "string") return { ok: true, value: j[k] as string };
-      if (typeof j === "string") return { ok: true, value: j };
-    } catch {
-      // plain text
-    }
-    return { ok: true, value: raw };
+    if (!r.value.ok) return { ok: false, kind: "http", status: r.value.status, message: `GET /prompt failed (HTTP ${r.value.status}${await errorDetail(r.value)})` };
+    const type = r.value.headers.get("content-type") ?? "";
+    if (!/^text\/plain\b/i.test(type)) return { ok: false, kind: "bad", status: r.value.status, message: `GET /prompt answered ${type || "no content type"}, not text/plain; is that ground-link?` };
+    const text = await r.value.text();
+    if (!text.includes("<tool>")) return { ok: false, kind: "bad", status: r.value.status, message: "GET /prompt gave text without the <tool> format; is that ground-link?" };
+    return { ok: true, value: text };
   }
 
   /**
-   * Follows `GET /events` until `signal` aborts or the stream ends; each event about a call is
-   * reported with the call id and a card state. Resolves with why it stopped.
+   * Follows `GET /events` until `signal` aborts or the stream ends. `onOpen` fires once the bridge
+   * answered 200 — from then on it has subscribed us, so no event of a later call is missed. Each
+   * well-formed event is handed to `onEvent`; anything else is skipped. Resolves with why it
+   * stopped.
    */
-  async events(onEvent: (callId: string, state: CallEventState) => void, signal: AbortSignal): Promise<BridgeOutcome<null>> {
+  async events(onEvent: (event: BridgeEvent) => void, signal: AbortSignal, onOpen: () => void = () => undefined): Promise<BridgeOutcome<null>> {
     if (!this.token) return { ok: false, kind: "notPaired", message: "no pairing token yet" };
     let resp: Response;
     try {
@@ -123,9 +140,14 @@ export class BridgeClient {
       return { ok: false, kind: "noBridge", message: `events stream: ${String(e)}` };
     }
     if (!resp.ok || !resp.body) return { ok: false, kind: resp.status === 401 ? "notPaired" : "http", status: resp.status, message: `GET /events: HTTP ${resp.status}` };
+    if (!/^text\/event-stream\b/i.test(resp.headers.get("content-type") ?? "")) {
+      void resp.body.cancel().catch(() => undefined);
+      return { ok: false, kind: "bad", status: resp.status, message: "GET /events did not answer with an event stream" };
+    }
+    onOpen();
     const sse = new SseReader((e) => {
-      const ev = callEventFrom(e.event, e.data);
-      if (ev) onEvent(ev.callId, ev.state);
+      const ev = bridgeEventFrom(e.event, e.data);
+      if (ev) onEvent(ev);
     });
     const reader = resp.body.getReader();
     const td = new TextDecoder();
@@ -156,27 +178,39 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-const STATUSES = new Set(["success", "error", "denied", "timeout", "pending"]);
+const STATUSES = new Set(["success", "error", "denied", "timeout"]);
 
+/**
+ * A result object from `POST /exec` or `GET /calls/{id}`: 200 with a final result, or 202
+ * `{"status":"pending","callId"}`. A result for another call than the one asked about, or a
+ * shape that is not the bridge's, is an error rather than something to paste into the chat.
+ */
 async function resultFrom(resp: Response, callId: string | undefined): Promise<BridgeOutcome<CallResult>> {
   const body = await readJson(resp);
   if (resp.status === 202) {
-    const id = isRecord(body) && typeof body.callId === "string" ? body.callId : callId;
-    if (!id) return { ok: false, kind: "bad", status: 202, message: "the bridge said pending but gave no call id" };
-    return { ok: true, value: pendingResult(id) };
+    if (!isRecord(body) || body.status !== "pending" || typeof body.callId !== "string" || body.callId === "") {
+      return { ok: false, kind: "bad", status: 202, message: "the bridge answered 202 without {\"status\":\"pending\",\"callId\"}" };
+    }
+    if (callId !== undefined && body.callId !== callId) {
+      return { ok: false, kind: "bad", status: 202, message: `the bridge answered about call ${body.callId}, not ${callId}` };
+    }
+    return { ok: true, value: pendingResult(body.callId) };
   }
-  if (!resp.ok) {
+  if (resp.status !== 200) {
     const detail = isRecord(body) && typeof body.error === "string" ? `: ${body.error}` : "";
     return { ok: false, kind: resp.status === 400 || resp.status === 413 ? "bad" : "http", status: resp.status, message: `the bridge answered HTTP ${resp.status}${detail}` };
   }
-  if (!isRecord(body) || typeof body.status !== "string" || !STATUSES.has(body.status)) {
+  if (!isRecord(body) || typeof body.status !== "string" || !STATUSES.has(body.status) || typeof body.formatted !== "string" || typeof body.callId !== "string") {
     return { ok: false, kind: "bad", status: resp.status, message: "the bridge's answer is not a result object" };
+  }
+  if (callId !== undefined && body.callId !== callId) {
+    return { ok: false, kind: "bad", status: resp.status, message: `the bridge answered with the result of call ${body.callId}, not ${callId}` };
   }
   const r: CallResult = {
     status: body.status as CallResult["status"],
     output: typeof body.output === "string" ? body.output : "",
-    formatted: typeof body.formatted === "string" ? body.formatted : "",
-    callId: typeof body.callId === "string" ? body.callId : (callId ?? ""),
+    formatted: body.formatted,
+    callId: body.callId,
     decision: isRecord(body.decision) ? (body.decision as unknown as CallResult["decision"]) : null,
     durationMs: typeof body.durationMs === "number" ? body.durationMs : 0,
     truncated: body.truncated === true,
@@ -188,11 +222,18 @@ export function pendingResult(callId: string): CallResult {
   return { status: "pending", output: "", formatted: "", callId, decision: null, durationMs: 0, truncated: false };
 }
 
+const RISKS = new Set(["safe", "moderate", "dangerous"]);
+const FINAL = new Set(["success", "error", "denied", "timeout"]);
+const MAX_CALL_ID = 128;
+
 /**
- * A card state from one `/events` event. The event's type may be in the SSE `event:` field or in
- * the JSON's `type`/`event`/`state`/`status`; anything unrecognised is ignored.
+ * One `/events` event, exactly as the bridge sends it: an unnamed SSE event whose data is one JSON
+ * object tagged by `type` — `pending` {callId, tool, risk, session}, `resolved` {callId, allowed},
+ * `done` {callId, status}. Anything else (another event name, other JSON, a field of the wrong
+ * type) is ignored rather than guessed at: a card only changes on an event it fully understood.
  */
-export function callEventFrom(eventName: string, data: string): { callId: string; state: CallEventState } | null {
+export function bridgeEventFrom(eventName: string, data: string): BridgeEvent | null {
+  if (eventName !== "message") return null;
   let j: unknown;
   try {
     j = JSON.parse(data);
@@ -200,14 +241,25 @@ export function callEventFrom(eventName: string, data: string): { callId: string
     return null;
   }
   if (!isRecord(j)) return null;
-  const inner = isRecord(j.call) ? j.call : isRecord(j.data) ? j.data : j;
-  const callId = [j.callId, inner.callId, j.id, inner.id].find((v): v is string => typeof v === "string");
-  if (!callId) return null;
-  const words = [eventName, j.type, j.event, j.state, j.kind, j.status, inner.status].filter((v): v is string => typeof v === "string").join(" ").toLowerCase();
-  // most specific first: "approvalResolved" is a resolution, not a wait
-  if (/resolved/.test(words)) return { callId, state: "resolved" };
-  if (/done|finished|result|success|denied|error|timeout|complete/.test(words)) return { callId, state: "done" };
-  if (/approval|pending|ask/.test(words)) return { callId, state: "waitingApproval" };
-  if (/running|started|start/.test(words)) return { callId, state: "running" };
-  return null;
+  const callId = j.callId;
+  if (typeof callId !== "string" || callId === "" || callId.length > MAX_CALL_ID) return null;
+  switch (j.type) {
+    case "pending":
+      if (typeof j.tool !== "string" || typeof j.risk !== "string" || !RISKS.has(j.risk)) return null;
+      if (j.session !== null && j.session !== undefined && typeof j.session !== "string") return null;
+      return { type: "pending", callId, tool: j.tool, risk: j.risk as "safe" | "moderate" | "dangerous", session: typeof j.session === "string" ? j.session : null };
+    case "resolved":
+      if (typeof j.allowed !== "boolean") return null;
+      return { type: "resolved", callId, allowed: j.allowed };
+    case "done":
+      if (typeof j.status !== "string" || !FINAL.has(j.status)) return null;
+      return { type: "done", callId, status: j.status as "success" | "error" | "denied" | "timeout" };
+    default:
+      return null;
+  }
+}
+
+async function errorDetail(resp: Response): Promise<string> {
+  const body = await readJson(resp);
+  return isRecord(body) && typeof body.error === "string" ? `: ${body.error}` : "";
 }

@@ -8,7 +8,7 @@
  * step counts, pause — lives in `chrome.storage.local`.
  */
 
-import { BridgeClient, type CallEventState } from "./bridge";
+import { BridgeClient } from "./bridge";
 import { Budget } from "../shared/budget";
 import { Dedupe } from "../shared/dedupe";
 import { parseBridgeUrl, normaliseSettings, type Settings } from "../shared/settings";
@@ -122,6 +122,8 @@ async function handle(msg: Request): Promise<Reply> {
       if (await isPaused()) return { type: "failed", kind: "paused", message: "paused in this browser" };
       const c = await client();
       const got = await kv.get(["perfMarks"]);
+      // the card learns "waiting for approval" from /events: be subscribed before the call exists
+      await eventsSubscribed(EVENTS_READY_MAX_MS);
       if (got.perfMarks === true) perfLog.push({ callId: msg.callId, sentAt: Date.now() });
       const r = await c.exec({ ...msg.call, session: msg.session, callId: msg.callId });
       return afterCall(r);
@@ -131,6 +133,8 @@ async function handle(msg: Request): Promise<Reply> {
       return afterCall(r);
     }
     case "cancel": {
+      // 200/202: cancelled; 409: it had already finished. Either way its result comes through
+      // the running long-poll, so the card needs nothing more from this answer.
       const r = await (await client()).cancel(msg.callId);
       return r.ok ? { type: "ok" } : { type: "failed", kind: r.kind, message: r.message };
     }
@@ -211,7 +215,8 @@ async function checkHealth(): Promise<ConnectionState> {
     const detail = typeof token === "string" ? "the bridge did not accept the token; paste the current output of `ground-link token`" : "paste the output of `ground-link token` to pair";
     state = { kind: "notPaired", port, version: h.value.version, checkedAt: now, detail };
   } else {
-    state = { kind: "connected", port, dir: h.value.dir, sandbox: h.value.sandbox ?? null, mode: h.value.mode ?? null, version: h.value.version, checkedAt: now };
+    const pending = typeof h.value.pending === "number" && Number.isInteger(h.value.pending) && h.value.pending >= 0 ? h.value.pending : 0;
+    state = { kind: "connected", port, dir: h.value.dir, sandbox: h.value.sandbox ?? null, mode: h.value.mode ?? null, version: h.value.version, checkedAt: now, pending };
   }
   await kv.set({ connection: state });
   void chrome.action.setBadgeText({ text: state.kind === "connected" ? "" : state.kind === "notPaired" ? "!" : "off" });
@@ -233,6 +238,10 @@ async function checkHealth(): Promise<ConnectionState> {
 
 let eventsAbort: AbortController | null = null;
 let eventsBackoffMs = 1000;
+/** Settles once the current `/events` request is subscribed (true) or has failed (false). */
+let eventsReady: Promise<boolean> | null = null;
+/** How long a call waits for the events subscription before it goes ahead without it. */
+const EVENTS_READY_MAX_MS = 1500;
 
 function broadcast(ev: WorkerEvent): void {
   for (const p of ports) {
@@ -248,16 +257,36 @@ async function startEvents(): Promise<void> {
   if (eventsAbort || ports.size === 0) return;
   const ctrl = new AbortController();
   eventsAbort = ctrl;
+  let settle: (subscribed: boolean) => void = () => undefined;
+  const ready = new Promise<boolean>((r) => (settle = r));
+  eventsReady = ready;
   const c = await client();
-  const out = await c.events((callId: string, state: CallEventState) => {
-    eventsBackoffMs = 1000;
-    broadcast({ type: "callEvent", callId, state });
-  }, ctrl.signal);
+  const out = await c.events(
+    (event) => broadcast({ type: "callEvent", event }),
+    ctrl.signal,
+    () => {
+      eventsBackoffMs = 1000;
+      settle(true);
+    },
+  );
+  settle(false);
+  if (eventsReady === ready) eventsReady = null;
   if (eventsAbort === ctrl) eventsAbort = null;
   if (!ctrl.signal.aborted && ports.size > 0 && !(out.ok === false && out.kind === "notPaired")) {
     setTimeout(() => void startEvents(), eventsBackoffMs);
     eventsBackoffMs = Math.min(eventsBackoffMs * 2, MAX_BACKOFF_MS);
   }
+}
+
+/** Waits (at most `maxMs`) until the bridge has subscribed us to `/events`, when a card listens. */
+async function eventsSubscribed(maxMs: number): Promise<void> {
+  if (ports.size === 0) return;
+  void startEvents();
+  const ready = eventsReady;
+  if (!ready) return;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([ready, new Promise<void>((r) => (timer = setTimeout(r, maxMs)))]);
+  clearTimeout(timer);
 }
 
 function stopEvents(): void {

@@ -17,6 +17,14 @@ function safeAll(root: ParentNode, selector: string): Element[] {
   }
 }
 
+function safeAny(root: ParentNode, selector: string): boolean {
+  try {
+    return root.querySelector(selector) !== null;
+  } catch {
+    return false;
+  }
+}
+
 function safeMatches(el: Element, selector: string): boolean {
   try {
     return el.matches(selector);
@@ -122,6 +130,43 @@ export function userMessages(root: ParentNode, adapter: SiteAdapter): Element[] 
     }
   }
   return [];
+}
+
+/**
+ * User turns inside a subtree that was just added to the page (the subtree's root included), as
+ * they stand now: outermost matches, minus anything that is, holds or sits in an assistant turn
+ * (a site may add an empty turn container first and fill it later). Costs the subtree, not the
+ * page, so the observer can afford it on a 500-message chat.
+ */
+export function userTurnsIn(el: Element, adapter: SiteAdapter): Element[] {
+  if (!el.isConnected || el.closest(CARD_TAG)) return [];
+  for (const sel of userSelectors(adapter)) {
+    let found: Element[];
+    try {
+      found = el.matches(sel) ? [el] : Array.from(el.querySelectorAll(sel));
+    } catch {
+      continue;
+    }
+    if (found.length === 0) continue;
+    const set = new Set(found);
+    return found.filter((u) => {
+      for (let p = u.parentElement; p && p !== el.parentElement; p = p.parentElement) if (set.has(p)) return false;
+      return !touchesAssistant(u, adapter);
+    });
+  }
+  return [];
+}
+
+/** Whether `el` is, holds or sits in an assistant turn, by the selector list that
+ * `assistantMessages` would use on this page (the site's, or the generic one when the site's
+ * finds nothing). */
+function touchesAssistant(el: Element, adapter: SiteAdapter): boolean {
+  for (const list of selectorsFor(adapter, "assistantMessage")) {
+    const live = list.filter((sel) => safeAny(el.ownerDocument, sel));
+    if (live.length === 0) continue;
+    return live.some((sel) => el.matches(sel) || el.closest(sel) !== null || el.querySelector(sel) !== null);
+  }
+  return false;
 }
 
 /**

@@ -15,11 +15,15 @@ import { t } from "../shared/i18n";
 import { mentionsTool, parseToolBlocks, type ParsedBlock } from "../shared/parser";
 import { EVENTS_PORT, isPageMessage, type ContentSettings, type TabReply, type TabRequest, type WorkerEvent } from "../shared/protocol";
 import { sessionId } from "../shared/session";
-import { assistantMessages, CARD_TAG, findComposer, isStreaming, messageText, userMessages } from "./dom";
+import { assistantMessages, CARD_TAG, findComposer, isStreaming, messageText, userTurnsIn } from "./dom";
 import { insertIntoComposer } from "./insert";
 import { ask, ContextGone } from "./messaging";
 import { onWorkerEvent, ReplyRun } from "./runner";
 
+/** New nodes are checked for user turns this long after they appear (off the observer's path). */
+const USER_CHECK_DELAY_MS = 150;
+/** At most this many added nodes wait for that check; a bigger burst keeps the newest. */
+const MAX_PENDING_ADDED = 2000;
 /** Quiet time after the site's streaming signal went away. */
 const QUIET_AFTER_SIGNAL_MS = 120;
 /** Quiet time when no streaming signal was ever seen for this reply. */
@@ -70,7 +74,9 @@ class Detector {
   private readonly pageNonce = crypto.randomUUID().slice(0, 8);
   private session: string;
   private timer: ReturnType<typeof setTimeout> | null = null;
-  private userCount = -1;
+  /** Nodes added since the last user-turn check, in mutation order. */
+  private added: Element[] = [];
+  private userCheck: ReturnType<typeof setTimeout> | null = null;
   private port: chrome.runtime.Port | null = null;
   private activeRuns = 0;
 
@@ -146,7 +152,8 @@ class Detector {
       this.handled.add(key);
       keys.push(key);
     });
-    this.userCount = userMessages(this.doc, this.adapter).length;
+    // turns on the page now are not new messages from the person
+    this.added = [];
     if (keys.length > 0) await ask({ type: "markSeen", keys });
   }
 
@@ -163,18 +170,21 @@ class Detector {
       // nodes added or removed outside the reply being watched may be new turns: rescan the list
       if (r.type === "childList" && !(inside && target && inside.contains(target))) {
         structural = true;
-        break;
+        for (const n of Array.from(r.addedNodes)) if (n instanceof Element && n.tagName.toLowerCase() !== CARD_TAG) this.added.push(n);
       }
     }
+    if (this.added.length > 0) this.scheduleUserCheck();
     if (relevant) this.evaluate(structural);
-    if (this.settings.perfMarks) performance.measure("ground-link:observer", { start: t0, end: performance.now() });
+    if (this.settings.perfMarks) performance.measure("ground-link:observer", { start: t0, end: performance.now(), detail: { records: records.length, relevant, structural } });
   }
 
   private schedule(ms: number): void {
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.timer = null;
+      const t0 = performance.now();
       this.evaluate(true);
+      if (this.settings.perfMarks) performance.measure("ground-link:evaluate", { start: t0, end: performance.now() });
     }, ms);
   }
 
@@ -201,7 +211,6 @@ class Detector {
       count = this.cand.ordinal + 1;
     } else {
       const msgs = assistantMessages(this.doc, this.adapter);
-      this.checkUserTurns();
       last = msgs[msgs.length - 1];
       count = msgs.length;
     }
@@ -260,22 +269,40 @@ class Detector {
     void this.dispatch(c.el, blocks, dedupeKey);
   }
 
-  /** A message the person sent (not our pasted results) resets the step budget. */
-  private checkUserTurns(): void {
-    const users = userMessages(this.doc, this.adapter);
-    if (users.length <= this.userCount) {
-      this.userCount = users.length;
-      return;
+  private scheduleUserCheck(): void {
+    if (this.added.length > MAX_PENDING_ADDED) this.added = this.added.slice(-MAX_PENDING_ADDED);
+    if (this.userCheck !== null) return;
+    this.userCheck = setTimeout(() => {
+      this.userCheck = null;
+      void this.checkUserTurns();
+    }, USER_CHECK_DELAY_MS);
+  }
+
+  /**
+   * A message the person sent (not our pasted results) resets the step budget. Only nodes added
+   * since the last check are looked at — never the whole chat — and only a while after they
+   * appeared, when a site that adds an empty turn first has filled it in.
+   */
+  private async checkUserTurns(): Promise<void> {
+    if (this.userCheck !== null) clearTimeout(this.userCheck);
+    this.userCheck = null;
+    const added = this.added;
+    this.added = [];
+    const t0 = performance.now();
+    let last: Element | undefined;
+    for (const el of added) {
+      const turns = userTurnsIn(el, this.adapter);
+      if (turns.length > 0) last = turns[turns.length - 1];
     }
-    this.userCount = users.length;
-    const lastUser = users[users.length - 1];
-    const text = lastUser ? (lastUser.textContent ?? "") : "";
-    if (!text.includes("<tool_result") && ![...this.ownMessages].some((m) => sameText(m, text))) {
-      void ask({ type: "resetRounds", session: this.session });
-    }
+    if (this.settings.perfMarks) performance.measure("ground-link:userCheck", { start: t0, end: performance.now(), detail: { added: added.length } });
+    const text = last?.textContent ?? "";
+    if (text.trim() === "" || text.includes("<tool_result") || [...this.ownMessages].some((m) => sameText(m, text))) return;
+    await ask({ type: "resetRounds", session: this.session });
   }
 
   private async dispatch(el: Element, blocks: ParsedBlock[], key: string): Promise<void> {
+    // a message the person just sent must reset the budget before this reply takes a round
+    if (this.added.length > 0 || this.userCheck !== null) await this.checkUserTurns();
     const claim = await ask({ type: "claim", key });
     if (claim.type !== "claimed" || !claim.owner) return;
     this.ensurePort();

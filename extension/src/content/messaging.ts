@@ -31,15 +31,13 @@ export type CallOutcome = { ok: true; result: CallResult } | { ok: false; kind: 
 
 /**
  * Runs one call through the worker: `exec`, then `await` while the bridge says `pending` (an
- * approval can take minutes; each long-poll stays under the worker's 30 s limit). `onPending`
- * fires when the call is waiting on the person.
+ * approval can take minutes; each long-poll stays under the worker's 30 s limit).
  */
-export async function runCall(callId: string, session: string, call: ToolCall, onPending: () => void): Promise<CallOutcome> {
+export async function runCall(callId: string, session: string, call: ToolCall): Promise<CallOutcome> {
   let reply = await ask({ type: "exec", callId, session, call });
   for (let rounds = 0; rounds < 10_000; rounds++) {
     if (reply.type === "result") {
       if (reply.result.status !== "pending") return { ok: true, result: reply.result };
-      onPending();
       reply = await ask({ type: "await", callId });
       continue;
     }

@@ -32,14 +32,19 @@ type Slot =
 /** Live runs by call id, so worker events can update the right row. */
 const byCallId = new Map<string, { run: ReplyRun; row: number }>();
 
+/**
+ * A bridge event about one of our calls: `pending` means ground-link is asking the person;
+ * `resolved` means they (or a timeout, or a cancel) answered and the call goes on; `done` needs
+ * nothing here, since the result itself arrives through the call's own request.
+ */
 export function onWorkerEvent(ev: WorkerEvent): void {
   if (ev.type !== "callEvent") return;
-  const hit = byCallId.get(ev.callId);
+  const hit = byCallId.get(ev.event.callId);
   if (!hit) return;
   const st = hit.run.card.state(hit.row);
   if (!st || (st.kind !== "running" && st.kind !== "waitingApproval")) return;
-  if (ev.state === "waitingApproval") hit.run.card.setState(hit.row, { kind: "waitingApproval" });
-  else if (ev.state === "running" || ev.state === "resolved") hit.run.card.setState(hit.row, { kind: "running" });
+  if (ev.event.type === "pending") hit.run.card.setState(hit.row, { kind: "waitingApproval" });
+  else if (ev.event.type === "resolved") hit.run.card.setState(hit.row, { kind: "running" });
 }
 
 export function failureText(kind: FailureKind, message: string): string {
@@ -112,7 +117,11 @@ export class ReplyRun {
     slot.ignored = true;
     if (slot.callId) {
       // the bridge ends the call as denied; its result comes back through the running poll
-      await ask({ type: "cancel", callId: slot.callId });
+      const r = await ask({ type: "cancel", callId: slot.callId });
+      if (r.type === "failed") {
+        slot.ignored = false;
+        this.card.setFooter(failureText(r.kind, r.message));
+      }
       return;
     }
     this.card.setState(index, { kind: "ignored" });
@@ -134,9 +143,9 @@ export class ReplyRun {
         slot.callId ??= crypto.randomUUID();
         byCallId.set(slot.callId, { run: this, row: slot.row });
         this.card.setState(slot.row, { kind: "running" });
-        const out = await runCall(slot.callId, this.ctx.session, call, () => {
-          this.card.setState(slot.row, { kind: "waitingApproval" });
-        });
+        // "waiting for approval" comes from the bridge's events, not from a 202: a 202 only
+        // says the call is not over yet (a long command is not waiting for anyone)
+        const out = await runCall(slot.callId, this.ctx.session, call);
         if (!out.ok) {
           this.card.setState(slot.row, { kind: "error", message: failureText(out.kind, out.message) });
           // a call the bridge never ran gets a fresh id on retry

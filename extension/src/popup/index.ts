@@ -30,6 +30,10 @@ function render(r: Reply): void {
     $("sandbox").textContent = c.sandbox ?? "";
     $("mode").textContent = c.mode ?? "";
   }
+  // approvals happen in ground-link, never here: the popup only says that some are waiting
+  const pending = c && c.kind === "connected" ? c.pending : 0;
+  $("pending").hidden = pending === 0;
+  $("pending").textContent = pending > 0 ? t("popupPending", String(pending)) : "";
   $("pairing").hidden = !c || c.kind !== "notPaired";
   $("pausedNote").hidden = !paused;
   $("pause").textContent = paused ? t("btnResume") : t("btnPause");

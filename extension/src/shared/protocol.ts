@@ -47,12 +47,20 @@ export interface Health {
   dir?: string;
   mode?: string;
   sandbox?: string;
+  /** Calls waiting for the person's approval (only with a valid token). */
+  pending?: number;
 }
+
+/** One `data:` line of `GET /events` (the bridge's `broker::Event`, tagged by `type`). */
+export type BridgeEvent =
+  | { type: "pending"; callId: string; tool: string; risk: Risk; session: string | null }
+  | { type: "resolved"; callId: string; allowed: boolean }
+  | { type: "done"; callId: string; status: Exclude<CallStatus, "pending"> };
 
 // ---- connection state the worker keeps in chrome.storage ----
 
 export type ConnectionState =
-  | { kind: "connected"; port: number; dir: string | null; sandbox: string | null; mode: string | null; version: string; checkedAt: number }
+  | { kind: "connected"; port: number; dir: string | null; sandbox: string | null; mode: string | null; version: string; checkedAt: number; pending: number }
   | { kind: "notPaired"; port: number; version: string; checkedAt: number; detail: string }
   | { kind: "noBridge"; detail: string; checkedAt: number; retryInMs: number };
 
@@ -119,7 +127,7 @@ export type TabReply = { type: "ok" } | { type: "failed"; message: string };
 // ---- events: service worker -> content scripts (over a port) ----
 
 export type WorkerEvent =
-  | { type: "callEvent"; callId: string; state: "waitingApproval" | "running" | "resolved" | "done" }
+  | { type: "callEvent"; event: BridgeEvent }
   | { type: "connection"; connection: ConnectionState };
 
 /** The port name content scripts use to hear worker events and keep it awake during calls. */
