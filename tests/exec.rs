@@ -22,7 +22,7 @@ fn supervisor_exe() -> PathBuf {
 fn scratch_dir() -> tempfile::TempDir {
     tempfile::Builder::new()
         .prefix("exec-")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .tempdir_in(crate::util::scratch_parent())
         .unwrap()
 }
 

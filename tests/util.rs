@@ -77,6 +77,35 @@ impl Fixture {
     }
 }
 
+/// Where test folders go: never under a temp dir that `exec_cmd` may always write (`/tmp`,
+/// `/var/tmp`, `$TMPDIR`, `/dev/shm`), or Landlock tests could not tell inside from outside.
+/// Cargo's own temp dir is used unless the checkout itself lives under one of those (a CI
+/// clone in /tmp); then a folder under `$HOME/.cache` is.
+pub fn scratch_parent() -> PathBuf {
+    let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let mut temp_dirs = vec![
+        PathBuf::from("/tmp"),
+        PathBuf::from("/var/tmp"),
+        PathBuf::from("/dev/shm"),
+    ];
+    if let Some(t) = std::env::var_os("TMPDIR") {
+        temp_dirs.push(PathBuf::from(t));
+    }
+    let canonical = std::fs::canonicalize(&target).unwrap_or(target.clone());
+    if !temp_dirs
+        .iter()
+        .any(|t| canonical.starts_with(std::fs::canonicalize(t).unwrap_or(t.clone())))
+    {
+        return target;
+    }
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .expect("HOME must be set when the checkout is under a temp dir");
+    let dir = home.join(".cache/ground-link-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 pub fn call(engine: &Engine, json: &str) -> CallResult {
     let req = parse_request(json).unwrap();
     runtime().block_on(engine.call(req, Source::Cli))
