@@ -7,7 +7,7 @@
 import { chromium, type BrowserContext, type Page, type Worker } from "@playwright/test";
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startFakeSite, type FakeSite } from "./fake-site";
@@ -18,14 +18,22 @@ export const EXT_DIR = resolve(here, "..", "dist");
 export const EXT_ID = "nahlngkebpicfgggkehbcdnlkfhhejod";
 export const CHROMIUM = process.env.CHROMIUM_BIN ?? "/usr/bin/chromium";
 
-/** The bridge binary: $GROUND_LINK_BIN, else the usual cargo output paths. */
+/**
+ * The bridge binary: $GROUND_LINK_BIN, else the newest `ground-link` under $CARGO_TARGET_DIR
+ * (relative to the repository root, as cargo run there would read it) or the repository's
+ * `target/`, debug or release.
+ */
 export function bridgeBin(): string | null {
   const env = process.env.GROUND_LINK_BIN;
-  if (env) return existsSync(env) ? env : null;
-  const targets = [process.env.CARGO_TARGET_DIR, resolve(here, "..", "..", "target")].filter((d): d is string => !!d);
-  for (const t of targets) for (const p of ["debug", "release"]) if (existsSync(join(t, p, "ground-link"))) return join(t, p, "ground-link");
-  return null;
+  if (env) return existsSync(env) ? resolve(env) : null;
+  const repo = resolve(here, "..", "..");
+  const targets = [process.env.CARGO_TARGET_DIR ? resolve(repo, process.env.CARGO_TARGET_DIR) : null, join(repo, "target")].filter((d): d is string => !!d);
+  const found = targets.flatMap((t) => ["debug", "release"].map((p) => join(t, p, "ground-link"))).filter((f) => existsSync(f));
+  found.sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
+  return found[0] ?? null;
 }
+
+let announced = false;
 
 export interface Bridge {
   url: string;
@@ -74,6 +82,8 @@ export interface BridgeOptions {
 export async function startBridge(dir: string, opts: BridgeOptions = {}): Promise<Bridge> {
   const bin = bridgeBin();
   if (!bin) throw new Error("no ground-link binary: build it (cargo build) or set GROUND_LINK_BIN to its path");
+  if (!announced) console.log(`bridge: ${bin}`);
+  announced = true;
   const token = randomBytes(32).toString("hex");
   // its own config and data folders: no rules or audit files of the person running the tests
   const home = tempDir("home");

@@ -4,6 +4,8 @@ import { defineConfig } from "@playwright/test";
 export default defineConfig({
   testDir: "./tests",
   timeout: 90_000,
+  // a safety net for CI: the whole run normally takes about 2.5 minutes
+  globalTimeout: 10 * 60_000,
   workers: 1,
   fullyParallel: false,
   retries: 0,

@@ -79,6 +79,10 @@ class Detector {
   private userCheck: ReturnType<typeof setTimeout> | null = null;
   private port: chrome.runtime.Port | null = null;
   private activeRuns = 0;
+  /** Set once the page has settled and the observer runs; nothing is evaluated before. */
+  private started = false;
+  /** The reply whose stream began and ended while the page was still settling (see `start`). */
+  private liveAtStart: Element | null = null;
 
   constructor(
     private readonly doc: Document,
@@ -104,7 +108,8 @@ class Detector {
         this.lastStream = { text: m.text, endedAt: performance.now() };
         if (this.cand) this.cand.active = true;
       }
-      this.schedule(0);
+      // before the page has settled only the stream's state is kept; `start` looks at it
+      if (this.started) this.schedule(0);
     });
     chrome.runtime.onMessage.addListener((msg: TabRequest, _sender, reply: (r: TabReply) => void) => {
       if (msg?.type !== "insertPrompt") return false;
@@ -133,8 +138,26 @@ class Detector {
     });
   }
 
+  /**
+   * The page has settled: every reply on it is history, except one whose network stream began
+   * after this script loaded and has already ended with exactly the calls that reply shows (the
+   * person sent a message while the page was still settling). A reply still streaming now is
+   * history as far as it has come; only what it adds from here on can make it run.
+   */
   async start(): Promise<void> {
-    await this.markHistory(null);
+    // the URL may have changed while the page settled (a new chat gets its id with its first
+    // message): the page as it is now is one view, seen from the URL it has now
+    this.url = location.pathname + location.search;
+    this.session = sessionId(this.adapter, new URL(location.href), this.pageNonce);
+    const msgs = assistantMessages(this.doc, this.adapter);
+    const last = msgs[msgs.length - 1] ?? null;
+    const ended = this.lastStream;
+    if (last && ended && this.openStreams.size === 0 && mentionsTool(ended.text)) {
+      const shown = blocksKey(parseToolBlocks(messageText(last, this.adapter)));
+      if (shown === blocksKey(parseToolBlocks(ended.text))) this.liveAtStart = last;
+    }
+    await this.markHistory(this.liveAtStart);
+    this.started = true;
     const mo = new MutationObserver((records) => this.onMutations(records));
     mo.observe(this.doc.body ?? this.doc.documentElement, { childList: true, subtree: true, characterData: true, attributes: true, attributeFilter: ["class", "aria-label", "data-is-streaming", "disabled", "aria-disabled"] });
     this.evaluate(true);
@@ -143,10 +166,15 @@ class Detector {
   /** Everything on the page now is history: its calls are never run. `keep` stays live. */
   private async markHistory(keep: Element | null): Promise<void> {
     const keys: string[] = [];
+    const replying = this.openStreams.size > 0 || isStreaming(this.doc, this.adapter);
     assistantMessages(this.doc, this.adapter).forEach((el, i) => {
       if (el === keep) return;
-      this.history.add(el);
       const text = messageText(el, this.adapter);
+      // while the site says a reply is coming, an empty turn is that reply (a new chat gets its
+      // URL as its first reply starts), not history; without that signal it may be an old turn
+      // not filled in yet, so it stays history
+      if (replying && text.trim() === "") return;
+      this.history.add(el);
       if (!mentionsTool(text)) return;
       const key = replyKey(this.session, i, blocksKey(parseToolBlocks(text)));
       this.handled.add(key);
@@ -183,7 +211,9 @@ class Detector {
     this.timer = setTimeout(() => {
       this.timer = null;
       const t0 = performance.now();
-      this.evaluate(true);
+      // the observer has already seen every mutation up to now (its callbacks run before any
+      // timer), so the watched reply is current: only a gone or missing one needs a rescan
+      this.evaluate(false);
       if (this.settings.perfMarks) performance.measure("ground-link:evaluate", { start: t0, end: performance.now() });
     }, ms);
   }
@@ -227,7 +257,7 @@ class Detector {
         ordinal: count - 1,
         text,
         lastChange: now,
-        active: streaming || replaced,
+        active: streaming || replaced || last === this.liveAtStart,
         fresh: !this.history.has(last),
         sawSignal: signal || (replaced && prev.sawSignal),
       };
