@@ -1,7 +1,7 @@
 # The two commands of the README: `make run` and `make test`. Each installs what it needs.
 SHELL := /bin/bash
 CARGO ?= cargo
-TARGET_DIR := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)
+TARGET_DIR := $(abspath $(or $(CARGO_TARGET_DIR),$(CURDIR)/target))
 # A default sandbox folder for `make run`.
 SANDBOX ?= $(HOME)/ground-link-sandbox
 # proptest cases per property in `make test` (kept brief; `make fuzz` runs longer).

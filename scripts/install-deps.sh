@@ -10,7 +10,10 @@ for group in "${@:-core}"; do
   case "$group" in
     core) need build-essential; need pkg-config ;;
     bench) need ripgrep; need hyperfine; need wrk ;;
-    extension) need chromium; need openssl ;;
+    extension) need chromium; need openssl
+               # Node 20.19+ and npm: use the machine's if it has them (Debian 12's own is 18).
+               command -v node >/dev/null 2>&1 || need nodejs
+               command -v npm >/dev/null 2>&1 || need npm ;;
     app) need libwebkit2gtk-4.1-dev; need libgtk-3-dev; need libayatana-appindicator3-dev; need librsvg2-dev
          need xvfb; need webkit2gtk-driver; need dbus; need dbus-x11 ;;
     *) echo "unknown group $group" >&2; exit 2 ;;

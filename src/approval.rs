@@ -104,9 +104,34 @@ impl TtyApprover {
     }
 
     fn say(&self, text: &str) {
-        let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
-        let _ = out.write_all(text.as_bytes());
-        let _ = out.flush();
+        say_to(&self.out, text);
+    }
+}
+
+fn say_to(out: &std::sync::Mutex<Box<dyn Write + Send>>, text: &str) {
+    let mut out = out.lock().unwrap_or_else(|p| p.into_inner());
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+/// Prints "withdrawn" when an unanswered question is dropped.
+struct Withdrawn {
+    out: Arc<std::sync::Mutex<Box<dyn Write + Send>>>,
+    call_id: String,
+    armed: bool,
+}
+
+impl Drop for Withdrawn {
+    fn drop(&mut self) {
+        if self.armed {
+            say_to(
+                &self.out,
+                &format!(
+                    "\n(question for call {} withdrawn: it was cancelled or timed out and is denied)\n",
+                    self.call_id
+                ),
+            );
+        }
     }
 }
 
@@ -166,8 +191,30 @@ impl Approver for TtyApprover {
     async fn ask(&self, request: ApprovalRequest) -> ApprovalAnswer {
         // One question at a time; a question whose caller gave up releases the lock.
         let mut lines = self.lines.lock().await;
+        // If the caller gives up (timeout, client cancel, shutdown), say so on the terminal, so
+        // nobody types an answer to a question that is no longer there.
+        let mut withdrawn = Withdrawn {
+            out: Arc::clone(&self.out),
+            call_id: request.call_id.clone(),
+            armed: true,
+        };
+        let answer = self.question(&request, &mut lines).await;
+        withdrawn.armed = false;
+        answer
+    }
+    fn name(&self) -> &'static str {
+        "tty"
+    }
+}
+
+impl TtyApprover {
+    async fn question(
+        &self,
+        request: &ApprovalRequest,
+        lines: &mut mpsc::UnboundedReceiver<String>,
+    ) -> ApprovalAnswer {
         while lines.try_recv().is_ok() {} // drop keystrokes typed before the question
-        self.say(&describe(&request));
+        self.say(&describe(request));
         let rule = serde_json::to_string(&request.proposed_rule).unwrap_or_default();
         let scoped = request.scopes.iter().any(|s| *s != Scope::Once);
         if scoped {
@@ -228,8 +275,5 @@ impl Approver for TtyApprover {
                 rule: Some(rule),
             };
         }
-    }
-    fn name(&self) -> &'static str {
-        "tty"
     }
 }

@@ -1031,3 +1031,61 @@ fn kill_nine_under_load_leaves_a_verifiable_audit_log() {
         "the load did not reach the server"
     );
 }
+
+#[test]
+fn a_running_call_cannot_be_cancelled_and_bad_queries_say_why() {
+    let f = Fixture::new();
+    let mut s = Server::start(
+        &f,
+        Arc::new(AllowOnceApprover),
+        ApprovalMode::Ask,
+        Duration::from_secs(5),
+    );
+    let (code, v) = s.exec(json!({"name": "exec_cmd", "args": {"command": "sleep 2; echo finished"}, "callId": "r-1", "waitMs": 300}));
+    assert_eq!(
+        (code, v["status"].as_str()),
+        (StatusCode::ACCEPTED, Some("pending")),
+        "{v}"
+    );
+    let c = s.client();
+    s.runtime.block_on(async {
+        let started = std::time::Instant::now();
+        let r = c
+            .delete(format!("{}/calls/r-1", s.base))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 409);
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "the answer must not wait"
+        );
+        let v: Value = r.json().await.unwrap();
+        assert!(
+            v["error"].as_str().unwrap().contains("already running"),
+            "{v}"
+        );
+        let v: Value = c
+            .get(format!("{}/calls/r-1", s.base))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(v["status"], "success", "{v}");
+        assert!(v["output"].as_str().unwrap().contains("finished"));
+        let r = c
+            .get(format!("{}/calls/r-1?waitMs=abc", s.base))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 400);
+        let v: Value = r.json().await.unwrap();
+        assert!(v["error"].as_str().unwrap().contains("waitMs"), "{v}");
+    });
+    s.shutdown();
+}

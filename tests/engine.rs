@@ -563,4 +563,34 @@ fn terminal_approver_answers() {
         assert_eq!(answer, want, "{typed:?}: terminal showed {text}");
         assert!(text.contains(shown), "{typed:?}: terminal showed {text}");
     }
+    // A question nobody answers in time is withdrawn on the terminal, so no one answers it late.
+    let out = Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
+    struct Sink2(Arc<std::sync::Mutex<Vec<u8>>>);
+    impl std::io::Write for Sink2 {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let (reader, _writer) = std::io::pipe().unwrap();
+    let tty = TtyApprover::from_parts(
+        Box::new(std::io::BufReader::new(reader)),
+        Box::new(Sink2(out.clone())),
+    );
+    let timed_out = rt.block_on(async {
+        tokio::time::timeout(
+            std::time::Duration::from_millis(100),
+            tty.ask(request.clone()),
+        )
+        .await
+    });
+    assert!(timed_out.is_err());
+    let text = String::from_utf8_lossy(&out.lock().unwrap()).into_owned();
+    assert!(
+        text.contains(&format!("question for call {} withdrawn", request.call_id)),
+        "{text}"
+    );
 }

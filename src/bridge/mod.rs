@@ -360,8 +360,14 @@ struct PollQuery {
 async fn poll(
     State(bridge): State<Arc<Bridge>>,
     Path(id): Path<String>,
-    Query(q): Query<PollQuery>,
+    query: Result<Query<PollQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Response {
+    let Ok(Query(q)) = query else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "waitMs must be a number of milliseconds, e.g. ?waitMs=15000",
+        );
+    };
     let wait = q
         .wait_ms
         .map(Duration::from_millis)
@@ -370,7 +376,9 @@ async fn poll(
     match bridge.broker.wait(&id, wait).await {
         None => error(
             StatusCode::NOT_FOUND,
-            format!("no call {id:?} (results are kept for 10 minutes)"),
+            format!(
+                "no call {id:?}: results delivered by POST /exec are not kept, pending ones for 10 minutes"
+            ),
         ),
         Some(r) => result_or_pending(&id, r),
     }
@@ -380,7 +388,8 @@ async fn cancel(State(bridge): State<Arc<Bridge>>, Path(id): Path<String>) -> Re
     match bridge.broker.cancel(&id) {
         None => error(StatusCode::NOT_FOUND, format!("no call {id:?}")),
         Some(Phase::Done) => error(StatusCode::CONFLICT, "the call has already finished"),
-        Some(_) => {
+        // Waiting for the person: the question is withdrawn and the call ends as denied.
+        Some(Phase::WaitingForApproval) => {
             let r = bridge
                 .broker
                 .wait(&id, Duration::from_secs(5))
@@ -388,6 +397,12 @@ async fn cancel(State(bridge): State<Arc<Bridge>>, Path(id): Path<String>) -> Re
                 .flatten();
             result_or_pending(&id, r)
         }
+        // Already allowed and running: stopping a write half-way would do more harm than
+        // letting it finish. (If it has yet to ask, the cancel still denies it when it does.)
+        Some(Phase::Running) => error(
+            StatusCode::CONFLICT,
+            "the call is already running and cannot be cancelled; its result comes from GET /calls/{id}",
+        ),
     }
 }
 
