@@ -223,21 +223,60 @@ fn load_settings(app: &AppHandle, args: &Args) -> AppSettings {
     s
 }
 
+fn deny_shown(app: &AppHandle) {
+    if let Some(state) = app.try_state::<Arc<App>>() {
+        if let Some(current) = state.host.approver.state().current {
+            let _ = state
+                .host
+                .approver
+                .answer(&current.call_id, ApprovalAnswer::Deny { reason: None });
+        }
+    }
+}
+
 fn on_window_event(window: &tauri::Window, event: &WindowEvent) {
-    if let WindowEvent::CloseRequested { api, .. } = event {
-        // Windows are made once and hidden, never destroyed: closing the dialog is a deny.
-        api.prevent_close();
-        let _ = window.hide();
-        if WindowId::from_label(window.label()) == Some(WindowId::Approval) {
-            if let Some(state) = window.app_handle().try_state::<Arc<App>>() {
-                if let Some(current) = state.host.approver.state().current {
-                    let _ = state
-                        .host
-                        .approver
-                        .answer(&current.call_id, ApprovalAnswer::Deny { reason: None });
-                }
+    let id = WindowId::from_label(window.label());
+    match event {
+        WindowEvent::CloseRequested { api, .. } => {
+            // Windows are made once and hidden, never destroyed: closing the dialog is a deny.
+            api.prevent_close();
+            let _ = window.hide();
+            if id == Some(WindowId::Approval) {
+                deny_shown(window.app_handle());
             }
         }
+        WindowEvent::Destroyed => {
+            // Destroyed anyway (some window managers and WebDriver do): deny what it showed,
+            // and make it again so the next call has a dialog.
+            let app = window.app_handle().clone();
+            if id == Some(WindowId::Approval) {
+                deny_shown(&app);
+            }
+            if let Some(w) = id {
+                tauri::async_runtime::spawn(async move { recreate(&app, w) });
+            }
+        }
+        _ => {}
+    }
+}
+
+fn recreate(app: &AppHandle, id: WindowId) {
+    let Some(config) = app
+        .config()
+        .app
+        .windows
+        .iter()
+        .find(|w| w.label == id.label())
+        .cloned()
+    else {
+        return;
+    };
+    match tauri::WebviewWindowBuilder::from_config(app, &config).and_then(|b| b.build()) {
+        Ok(_) => {}
+        Err(e) => eprintln!(
+            "ground-link-app: the {} window could not be made again: {e}",
+            id.label()
+        ),
     }
 }
 
