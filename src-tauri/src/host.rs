@@ -287,7 +287,8 @@ mod tests {
         std::fs::write(two.join("which.txt"), "two").unwrap();
         let host = Host::new(
             ConfigPaths::under(base.path()),
-            PathBuf::from(env!("CARGO_BIN_EXE_ground-link-app")),
+            // No exec_cmd runs here, so the supervisor binary is never started.
+            PathBuf::from("/nonexistent/ground-link-app"),
             Token::from_secret(secret(), "test".into()),
         );
         host.approver.set_surface(Arc::new(Silent));

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use schemars::{JsonSchema, SchemaGenerator};
+use schemars::SchemaGenerator;
 use serde_json::{Map, Value};
 
 /// Register every type the UI sees; returns their definitions by name.
