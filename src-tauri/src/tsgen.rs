@@ -8,12 +8,14 @@
 
 use std::collections::BTreeMap;
 
-use schemars::SchemaGenerator;
+use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value};
 
 /// Register every type the UI sees; returns their definitions by name.
 pub fn definitions() -> BTreeMap<String, Value> {
-    let mut g = SchemaGenerator::default();
+    // The shape as serialised: a field with a default is always present in what Rust sends, so
+    // only `skip_serializing_if` fields come out optional.
+    let mut g = SchemaSettings::draft2020_12().for_serialize().into_generator();
     macro_rules! roots {
         ($($t:ty),* $(,)?) => { $( let _ = g.subschema_for::<$t>(); )* };
     }
@@ -225,7 +227,7 @@ mod tests {
             ),
             (
                 serde_json::json!({"type": "object", "properties": {"type": {"const": "deny"}, "reason": {"type": "string"}}, "required": ["type"]}),
-                "{\n  type: \"deny\";\n  reason?: string;\n}",
+                "{\n  reason?: string;\n  type: \"deny\";\n}",
             ),
             (serde_json::json!(true), "unknown"),
         ];

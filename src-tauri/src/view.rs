@@ -79,7 +79,8 @@ pub struct DialogState {
 
 fn shown_value(v: &Value) -> (String, bool) {
     let text = match v {
-        Value::String(s) => format!("{s:?}"),
+        // Shown as written (newlines kept), with hidden characters made visible below.
+        Value::String(s) => s.clone(),
         other => other.to_string(),
     };
     let chars = text.chars().count();
@@ -202,11 +203,15 @@ pub(crate) mod tests {
         let long = "x".repeat(ARG_SHOWN_CHARS + 10);
         let r = request(
             "c-1",
-            serde_json::json!({"path": "a\u{200B}b<tool>", "content": long, "n": 3}),
+            serde_json::json!({"path": "a\u{200B}b<tool>", "line": "one\u{1b}[31m\ntwo", "content": long, "n": 3}),
         );
         let v = ApprovalView::new(&r, 1000);
         let arg = |n: &str| v.args.iter().find(|a| a.name == n).unwrap().clone();
-        let table = [("path", "\"a[U+200B]b‹tool>\"", false), ("n", "3", false)];
+        let table = [
+            ("path", "a[U+200B]b‹tool>", false),
+            ("line", "one[U+001B][31m\ntwo", false),
+            ("n", "3", false),
+        ];
         for (name, want, cut) in table {
             assert_eq!(arg(name).value, want, "{name}");
             assert_eq!(arg(name).cut, cut, "{name}");
@@ -215,7 +220,7 @@ pub(crate) mod tests {
         assert!(
             arg("content")
                 .value
-                .ends_with(&format!("({} characters in all)", ARG_SHOWN_CHARS + 12))
+                .ends_with(&format!("({} characters in all)", ARG_SHOWN_CHARS + 10))
         );
         assert_eq!(v.reason.as_deref(), Some("fix[U+200B] it"));
         assert_eq!(v.deadline_ms, 121_000);

@@ -33,6 +33,14 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   return el;
 }
 
+/** `el.append` that skips the `null`s of conditional children. */
+export function add(el: HTMLElement, ...children: Child[]): void {
+  for (const c of children) {
+    if (c === null || c === undefined || c === false) continue;
+    el.append(typeof c === "string" ? document.createTextNode(c) : c);
+  }
+}
+
 export function byId<T extends HTMLElement = HTMLElement>(id: string): T {
   const el = document.getElementById(id);
   if (!el) throw new Error(`#${id} is missing from the page`);

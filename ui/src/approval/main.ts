@@ -1,7 +1,7 @@
 // The approval dialog. It shows the oldest pending call; Escape and closing the window deny;
 // nothing is approved by default, by Enter, or by focus loss.
 import "../style.css";
-import { byId, clear, h } from "../dom";
+import { add, byId, clear, h } from "../dom";
 import { setLanguage, t } from "../i18n";
 import { approval, message } from "../ipc";
 import type { ApprovalView, DialogState } from "../gen/types";
@@ -32,7 +32,7 @@ function render(state: DialogState): void {
   document.title = `ground-link — ${v.tool}`;
   const scoped = v.scopes.some((s) => s !== "once");
   const form = formFromRule(v.proposedRule);
-  root.append(
+  add(root,
     h("header", { class: "head" },
       h("h1", {}, h("span", { id: "tool", text: v.tool }), " ", h("span", { id: "risk", class: `risk risk-${v.risk}`, text: `${t("risk")}: ${v.risk}` })),
       h("div", { class: "meta" },

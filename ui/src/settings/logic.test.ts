@@ -50,7 +50,7 @@ describe("decisions and hooks", () => {
   it.each([
     [["h", "", "true", "abc", "skip"], { id: "h", toolMatch: "*", command: "true", timeout: 5000, onFailure: "skip" }],
     [["h", "Bash|Write", "x", "250", "block"], { id: "h", toolMatch: "Bash|Write", command: "x", timeout: 250, onFailure: "block" }],
-  ] as const)("hook %j", (args, want) => {
-    expect(hookFromFields(...args)).toEqual(want);
+  ] as const)("hook %j", ([id, tools, command, timeout, onFailure], want) => {
+    expect(hookFromFields(id, tools, command, timeout, onFailure)).toEqual(want);
   });
 });

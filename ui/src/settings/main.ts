@@ -2,7 +2,7 @@
 // hooks, project trust, pairing and the audit log. Every change goes through a command that
 // the core validates; messages shown are the engine's own.
 import "../style.css";
-import { byId, clear, h } from "../dom";
+import { add, byId, clear, h } from "../dom";
 import { setLanguage, t } from "../i18n";
 import { message, settings as ipc } from "../ipc";
 import type { AppSettings, CallStatus, Hook, Hooks, Layer, RuleAction, RuleFileView, SettingsView } from "../gen/types";
@@ -50,7 +50,7 @@ function renderGeneral(el: HTMLElement): void {
   const status = st.running
     ? `running on 127.0.0.1:${st.port} · ${st.connected ? "extension connected" : "waiting for the extension"}${st.pending ? ` · ${st.pending} waiting for approval` : ""}`
     : st.paused ? "paused: nothing runs" : `not running: ${st.problem ?? "starting"}`;
-  el.append(
+  add(el,
     h("p", { id: "status", class: st.running ? "ok" : "error", text: status }),
     st.problem && st.running ? h("p", { id: "status-problem", class: "error", text: st.problem }) : null,
     st.confinement ? h("p", { class: "warn", text: `exec_cmd: ${st.confinement}` }) : null,
@@ -215,7 +215,7 @@ async function checkCall(): Promise<void> {
 }
 
 function renderRules(el: HTMLElement): void {
-  el.append(
+  add(el,
     row("File", select("layer-select", [["global", "global (all projects)"], ["project", "project (.ground-link/permissions.json)"], ["managed", "managed (administrator, read-only)"]], layer)),
     h("p", { id: "rules-path", class: "muted" }),
     h("p", { id: "rules-error" }),
@@ -300,7 +300,7 @@ async function runHook(hook: Hook): Promise<void> {
 }
 
 function renderHooks(el: HTMLElement): void {
-  el.append(
+  add(el,
     row("File", select("hooks-layer", [["global", "global"], ["project", "project"], ["managed", "managed (read-only)"]], hooksLayer)),
     h("ul", { id: "hooks-list", class: "rules" }),
     h("p", { id: "hooks-msg" }),
@@ -352,7 +352,7 @@ function renderPairing(el: HTMLElement): void {
   const show = (p: Awaited<ReturnType<typeof ipc.pairing>>) => {
     clear(body);
     const token = h("code", { id: "token", text: "•".repeat(16) });
-    body.append(
+    add(body,
       row("Bridge", h("span", { text: p.port ? `http://127.0.0.1:${p.port} · ${p.connected ? "extension connected" : "no extension in the last minute"}` : "not running" })),
       row("Token", token,
         h("button", { type: "button", text: "Show", onclick: () => (token.textContent = p.token) }),
@@ -371,7 +371,7 @@ function renderPairing(el: HTMLElement): void {
 
 function renderAudit(el: HTMLElement): void {
   const table = h("table", { id: "audit-table" });
-  el.append(
+  add(el,
     row("Filter", input("audit-text", "", { placeholder: "tool, chat, path, reason…" }),
       select("audit-status", [["", "any status"], ["success", "success"], ["denied", "denied"], ["error", "error"], ["timeout", "timeout"]], ""),
       h("button", { id: "audit-load", type: "button", text: "Show", onclick: () => void load() }),
@@ -407,7 +407,7 @@ function show(tab: Tab): void {
 
 async function main(): Promise<void> {
   const app = byId("app");
-  app.append(
+  add(app,
     h("nav", { class: "tabs" }, ...TABS.map((x) => h("button", { id: `tab-${x}`, type: "button", text: t(x === "trust" ? "trust" : x), onclick: async () => {
       view = await ipc.get();
       show(x);
