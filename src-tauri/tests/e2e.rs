@@ -50,7 +50,7 @@ impl World {
         let port = free_port();
         let wd_port = free_port();
         let native_port = free_port();
-        let driver = Command::new(
+        let mut driver = Command::new(
             std::env::var("TAURI_DRIVER").unwrap_or_else(|_| "tauri-driver".into()),
         )
         .args([
@@ -72,7 +72,7 @@ impl World {
         .expect("tauri-driver must be installed: cargo install tauri-driver --version ^2 --locked");
         let wd = format!("http://127.0.0.1:{wd_port}");
         let http = reqwest::blocking::Client::builder()
-            .timeout(Duration::from_secs(60))
+            .timeout(Duration::from_secs(30))
             .build()
             .unwrap();
         let mut args: Vec<String> = vec![
@@ -93,13 +93,19 @@ impl World {
                     let v: Value = r.json().unwrap();
                     match v["value"]["sessionId"].as_str() {
                         Some(s) => break s.to_string(),
-                        None => panic!("no WebDriver session: {v}"),
+                        None => {
+                            let _ = driver.kill();
+                            panic!("no WebDriver session: {v}")
+                        }
                     }
                 }
                 Err(_) if started.elapsed() < Duration::from_secs(20) => {
                     std::thread::sleep(Duration::from_millis(200))
                 }
-                Err(e) => panic!("tauri-driver did not answer: {e}"),
+                Err(e) => {
+                    let _ = driver.kill();
+                    panic!("tauri-driver did not answer: {e}")
+                }
             }
         };
         let w = World {
@@ -194,6 +200,14 @@ impl World {
             &format!("/element/{e}/click"),
             Some(json!({})),
         );
+    }
+
+    /// Press a button whose handler hides the window (the dialog's answers). WebKitWebDriver's
+    /// native click waits for the pointer-up to reach a window that is gone by then and hangs,
+    /// so these are clicked from the page itself — the same handler, the same command.
+    fn press(&self, css: &str) {
+        self.el(css);
+        self.js(&format!("document.querySelector({css:?}).click()"));
     }
 
     fn type_into(&self, css: &str, text: &str) {
@@ -292,6 +306,9 @@ impl Drop for World {
             .send();
         let _ = self.driver.kill();
         let _ = self.driver.wait();
+        // A wedged WebDriver session can leave the app running, and the next app would then
+        // defer to it (single instance). End it: it is the app we started, found by its port.
+        kill_app(self.port);
         // The app is a child of WebKitWebDriver; wait until its port closes so the next
         // scenario's single-instance check does not find it.
         let start = Instant::now();
@@ -299,6 +316,41 @@ impl Drop for World {
             std::thread::sleep(Duration::from_millis(100));
         }
     }
+}
+
+fn kill_app(port: u16) {
+    let needle = format!("--port\0{port}\0");
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let text = String::from_utf8_lossy(&cmdline);
+        if text.contains("ground-link-app") && text.contains(&needle) {
+            let _ = Command::new("kill").arg(pid.to_string()).status();
+        }
+    }
+}
+
+/// Resident memory of the app we started, in MiB.
+fn app_rss_mb(port: u16) -> Option<u64> {
+    let needle = format!("--port\0{port}\0");
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let text = String::from_utf8_lossy(&cmdline);
+        if text.contains("ground-link-app") && text.contains(&needle) {
+            let status = std::fs::read_to_string(entry.path().join("status")).ok()?;
+            let kb: u64 = status
+                .lines()
+                .find(|l| l.starts_with("VmRSS:"))?
+                .split_whitespace()
+                .nth(1)?
+                .parse()
+                .ok()?;
+            return Some(kb / 1024);
+        }
+    }
+    None
 }
 
 fn write_call(path: &str, content: &str) -> Value {
@@ -328,7 +380,7 @@ fn allow_for_project_persists() {
     );
     assert!(w.text("#chat").contains("chat.example/c/42"));
     w.screenshot("approval-dialog.png");
-    w.click("#allow-project");
+    w.press("#allow-project");
     let r = first.join().unwrap();
     assert_eq!(r["status"], "success", "{r}");
     let rules = std::fs::read_to_string(w.root.join(".ground-link/permissions.json")).unwrap();
@@ -353,7 +405,8 @@ fn deny_with_reason_reaches_the_model() {
     let call = w.exec(exec_call("touch made-by-model.txt"));
     w.wait_dialog("exec_cmd");
     w.type_into("#deny-reason", "use the Makefile target instead");
-    w.click("#deny");
+    w.screenshot("approval-deny-reason.png");
+    w.press("#deny");
     let r = call.join().unwrap();
     assert_eq!(r["status"], "denied", "{r}");
     assert!(
@@ -392,7 +445,7 @@ fn closing_the_dialog_denies() {
     // The dialog comes back for the next call.
     let next = w.exec(exec_call("touch next.txt"));
     w.wait_dialog("exec_cmd");
-    w.click("#deny");
+    w.press("#deny");
     assert_eq!(next.join().unwrap()["status"], "denied");
 }
 
