@@ -19,6 +19,8 @@ CARGO="${CARGO:-cargo}"
 
 deps() {
   scripts/install-deps.sh core app
+  # Closes the dialog in the e2e tests the way a window manager would (Xvfb has none).
+  dpkg -s python3-xlib >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-xlib
   if [ ! -x ui/node_modules/.bin/vite ] || [ ui/package-lock.json -nt ui/node_modules/.package-lock.json ]; then
     (cd ui && npm ci --no-audit --no-fund)
   fi
