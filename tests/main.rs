@@ -7,6 +7,7 @@ mod audit;
 mod bridge;
 mod classifier;
 mod cli;
+mod edit;
 mod engine;
 mod exec;
 mod hooks;

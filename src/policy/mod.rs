@@ -5,6 +5,7 @@
 //! loosens an earlier deny; every decision carries the steps that looked at the call.
 
 pub mod classify;
+pub mod edit;
 pub mod layers;
 pub mod rules;
 

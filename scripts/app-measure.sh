@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Measures the tray app against DESIGN §10: cold start to tray (and bridge listening), idle RSS
+# of the app's own process, and time from a call's arrival to the approval dialog rendered.
+# Runs the real app under Xvfb and a private D-Bus session. Usage: scripts/app-measure.sh [binary]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN="${1:-${CARGO_TARGET_DIR:-target}/release/ground-link-app}"
+[ -x "$BIN" ] || { echo "build the app first (cargo build --release -p ground-link-app); no $BIN" >&2; exit 2; }
+if [ -z "${GL_MEASURE_INNER:-}" ]; then
+  export GL_MEASURE_INNER=1 WEBKIT_DISABLE_DMABUF_RENDERER=1
+  exec dbus-run-session -- xvfb-run -a -s "-screen 0 1280x1000x24" "$0" "$BIN"
+fi
+work=$(mktemp -d)
+trap 'kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
+mkdir -p "$work/sandbox"
+export XDG_CONFIG_HOME="$work/config" XDG_DATA_HOME="$work/data" GROUND_LINK_MANAGED_FILE="$work/managed.json"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+start=$(date +%s%N)
+"$BIN" --dir "$work/sandbox" --port "$port" 2>"$work/log" &
+pid=$!
+until curl -fs "http://127.0.0.1:$port/health" >/dev/null 2>&1; do
+  kill -0 "$pid" 2>/dev/null || { cat "$work/log"; exit 1; }
+  sleep 0.01
+done
+echo "cold start to bridge answering: $(( ($(date +%s%N) - start) / 1000000 )) ms"
+grep -o 'ready in [0-9]* ms' "$work/log" | sed 's/^/app says: tray up and /' || true
+sleep 5
+echo "idle RSS of ground-link-app (pid $pid, 5 s after start): $(( $(awk '/VmRSS/{print $2}' /proc/$pid/status) / 1024 )) MB"
+token=$(cat "$XDG_CONFIG_HOME/ground-link/token")
+for i in 1 2 3 4 5; do
+  curl -s -o /dev/null -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
+    -d "{\"name\":\"write_file\",\"args\":{\"path\":\"m$i.txt\",\"content\":\"x\"},\"callId\":\"m-$i\",\"waitMs\":1500}" \
+    "http://127.0.0.1:$port/exec"
+  curl -s -o /dev/null -X DELETE -H "Authorization: Bearer $token" "http://127.0.0.1:$port/calls/m-$i"
+  sleep 0.3
+done
+echo "call arrival to dialog rendered (5 calls):"
+grep -o 'rendered [0-9]* ms after' "$work/log" | sed 's/^/  /'
+echo "idle RSS after the dialogs: $(( $(awk '/VmRSS/{print $2}' /proc/$pid/status) / 1024 )) MB"

@@ -1,0 +1,340 @@
+//! The app object behind the commands and the tray: the hosted core, the settings, the token,
+//! and the windows. Tauri-specific glue lives here and in `lib.rs`; decisions stay in the core.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use tauri::ipc::Channel;
+use tauri::{AppHandle, Manager};
+use tauri_plugin_store::StoreExt;
+
+use ground_link::engine::Engine;
+use ground_link::hooks::{HookContext, HookOutcome, HookPhase, check_hook, run_hooks_report};
+use ground_link::protocol::{ApprovalMode, Hook, ToolName};
+
+use crate::approver::DialogSurface;
+use crate::commands::{HookRun, PairedExtension, PairingView, SettingsView, StatusView};
+use crate::host::Host;
+use crate::secret::{self, SecretStore};
+use crate::settings::{AppSettings, STORE_FILE, STORE_KEY};
+use crate::view::DialogState;
+use crate::windows::WindowId;
+
+pub struct App {
+    pub handle: AppHandle,
+    pub host: Arc<Host>,
+    settings: Mutex<AppSettings>,
+    dialog: Arc<Mutex<Option<Channel<DialogState>>>>,
+    secrets: Box<dyn SecretStore>,
+    token_file: PathBuf,
+    token_note: Mutex<(String, Option<String>)>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Shows the approval window with the current state, or hides it.
+struct WindowSurface {
+    handle: AppHandle,
+    channel: Arc<Mutex<Option<Channel<DialogState>>>>,
+}
+
+impl DialogSurface for WindowSurface {
+    fn present(&self, state: &DialogState) {
+        if let Some(ch) = lock(&self.channel).as_ref() {
+            let _ = ch.send(state.clone());
+        }
+        let Some(w) = self.handle.get_webview_window(WindowId::Approval.label()) else {
+            return;
+        };
+        if state.current.is_some() {
+            let _ = w.unminimize();
+            let _ = w.show();
+            let _ = w.set_always_on_top(true);
+            let _ = w.set_focus();
+        } else {
+            let _ = w.hide();
+        }
+    }
+}
+
+impl App {
+    pub fn new(
+        handle: AppHandle,
+        host: Arc<Host>,
+        settings: AppSettings,
+        secrets: Box<dyn SecretStore>,
+        token_file: PathBuf,
+        token_note: (String, Option<String>),
+    ) -> Arc<App> {
+        let dialog = Arc::new(Mutex::new(None));
+        host.approver.set_surface(Arc::new(WindowSurface {
+            handle: handle.clone(),
+            channel: Arc::clone(&dialog),
+        }));
+        host.approver.set_language(settings.core.language);
+        Arc::new(App {
+            handle,
+            host,
+            settings: Mutex::new(settings),
+            dialog,
+            secrets,
+            token_file,
+            token_note: Mutex::new(token_note),
+        })
+    }
+
+    pub fn settings(&self) -> AppSettings {
+        lock(&self.settings).clone()
+    }
+
+    pub fn engine(&self) -> Result<Arc<Engine>, String> {
+        self.host.engine().ok_or_else(|| {
+            self.host
+                .status()
+                .problem
+                .unwrap_or_else(|| "ground-link is paused; resume it from the tray".to_string())
+        })
+    }
+
+    pub fn subscribe_dialog(&self, channel: Channel<DialogState>) -> DialogState {
+        *lock(&self.dialog) = Some(channel);
+        self.host.approver.state()
+    }
+
+    pub fn dialog_rendered(&self, call_id: &str) -> Option<u64> {
+        let ms = self.host.approver.rendered(call_id)?;
+        eprintln!(
+            "ground-link-app: approval dialog for {call_id} rendered {ms} ms after the call arrived"
+        );
+        Some(ms)
+    }
+
+    pub fn status_view(&self) -> StatusView {
+        let s = self.host.status();
+        let confinement = self.host.engine().and_then(|e| match e.confinement() {
+            ground_link::tools::exec::Confinement::Unavailable(why) => {
+                Some(format!("not confined: {why}"))
+            }
+            _ => None,
+        });
+        StatusView {
+            running: s.running,
+            paused: s.paused,
+            port: s.port,
+            root: s.root.map(|r| r.display().to_string()),
+            connected: s.connected,
+            pending: s.pending,
+            problem: s.problem,
+            confinement,
+        }
+    }
+
+    pub fn settings_view(&self) -> SettingsView {
+        let paths = self.host.paths();
+        SettingsView {
+            settings: self.settings(),
+            status: self.status_view(),
+            global_rules: paths.global_rules().display().to_string(),
+            managed_rules: paths.managed.display().to_string(),
+            audit_dir: paths.audit_dir().display().to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        }
+    }
+
+    /// Persist and apply new settings (the bridge restarts when the core changed).
+    pub async fn save_settings(&self, new: AppSettings) -> Result<SettingsView, String> {
+        new.validate()?;
+        let old = self.settings();
+        self.persist(&new)?;
+        *lock(&self.settings) = new.clone();
+        self.host.approver.set_language(new.core.language);
+        if new.autostart != old.autostart {
+            self.set_autostart(new.autostart);
+        }
+        if new.root != old.root || new.core != old.core || self.host.engine().is_none() {
+            self.host.apply(&new).await.map_err(|e| e.to_string())?;
+        }
+        Ok(self.settings_view())
+    }
+
+    fn persist(&self, s: &AppSettings) -> Result<(), String> {
+        let store = self.handle.store(STORE_FILE).map_err(|e| e.to_string())?;
+        store.set(
+            STORE_KEY,
+            serde_json::to_value(s).map_err(|e| e.to_string())?,
+        );
+        store
+            .save()
+            .map_err(|e| format!("the settings could not be saved: {e}"))
+    }
+
+    fn set_autostart(&self, on: bool) {
+        use tauri_plugin_autostart::ManagerExt;
+        let launcher = self.handle.autolaunch();
+        let r = if on {
+            launcher.enable()
+        } else {
+            launcher.disable()
+        };
+        if let Err(e) = r {
+            eprintln!("ground-link-app: autostart could not be changed: {e}");
+        }
+    }
+
+    pub async fn set_paused(&self, paused: bool) -> Result<(), String> {
+        let s = self.settings();
+        self.host
+            .set_paused(paused, &s)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    pub async fn set_auto(&self, auto: bool) -> Result<(), String> {
+        let mut s = self.settings();
+        s.core.mode = if auto {
+            ApprovalMode::Auto
+        } else {
+            ApprovalMode::Ask
+        };
+        self.save_settings(s).await.map(|_| ())
+    }
+
+    pub fn pairing_view(&self) -> PairingView {
+        let status = self.host.status();
+        let (kept_in, warning) = lock(&self.token_note).clone();
+        PairingView {
+            token: self.host.token().secret().to_string(),
+            kept_in,
+            warning,
+            port: status.port,
+            connected: status.connected,
+            paired: self
+                .host
+                .bridge()
+                .map(|b| {
+                    b.paired()
+                        .into_iter()
+                        .map(|(origin, last_seen)| PairedExtension { origin, last_seen })
+                        .collect()
+                })
+                .unwrap_or_default(),
+        }
+    }
+
+    pub fn copy_token(&self) -> Result<(), String> {
+        use tauri_plugin_clipboard_manager::ClipboardExt;
+        self.handle
+            .clipboard()
+            .write_text(self.host.token().secret().to_string())
+            .map_err(|e| e.to_string())
+    }
+
+    /// A new token; the bridge restarts with it (paired extensions must pair again).
+    pub async fn rotate_token(&self) -> Result<PairingView, String> {
+        let loaded =
+            secret::rotate(self.secrets.as_ref(), &self.token_file).map_err(|e| e.to_string())?;
+        self.host.set_token(loaded.token);
+        *lock(&self.token_note) = (loaded.kept_in, loaded.warning);
+        self.host
+            .apply(&self.settings())
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(self.pairing_view())
+    }
+
+    pub async fn pick_folder(&self) -> Option<String> {
+        use tauri_plugin_dialog::DialogExt;
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.handle.dialog().file().pick_folder(move |p| {
+            let _ = tx.send(p.map(|p| p.to_string()));
+        });
+        rx.await.ok().flatten()
+    }
+
+    pub fn open_root(&self) -> Result<(), String> {
+        use tauri_plugin_opener::OpenerExt;
+        let root = self
+            .host
+            .status()
+            .root
+            .or_else(|| self.settings().root)
+            .ok_or("no sandbox folder is chosen yet")?;
+        self.handle
+            .opener()
+            .open_path(root.display().to_string(), None::<&str>)
+            .map_err(|e| e.to_string())
+    }
+
+    pub fn show(&self, w: WindowId) {
+        if let Some(win) = self.handle.get_webview_window(w.label()) {
+            let _ = win.unminimize();
+            let _ = win.show();
+            let _ = win.set_focus();
+        }
+    }
+
+    /// Parse the clipboard, run its calls, copy the results back. Returns a line for the tray.
+    pub async fn run_clipboard(&self) -> String {
+        use tauri_plugin_clipboard_manager::ClipboardExt;
+        let engine = match self.engine() {
+            Ok(e) => e,
+            Err(e) => return e,
+        };
+        let text = match self.handle.clipboard().read_text() {
+            Ok(t) => t,
+            Err(e) => return format!("the clipboard could not be read: {e}"),
+        };
+        match crate::clipboard::run_reply(&engine, &text, None).await {
+            None => "no <tool> calls in the clipboard".to_string(),
+            Some(run) => match self.handle.clipboard().write_text(run.text) {
+                Ok(()) => format!(
+                    "{} call(s) ran; results are in the clipboard, paste them into the chat",
+                    run.calls
+                ),
+                Err(e) => format!("the results could not be copied: {e}"),
+            },
+        }
+    }
+}
+
+/// "Run now" in the hooks editor: run one hook as a PreToolUse hook on a harmless sample call
+/// in the sandbox root, and say whether it would block.
+pub async fn run_hook_now(engine: &Engine, hook: &Hook) -> Result<HookRun, String> {
+    check_hook(hook).map_err(|e| e.to_string())?;
+    let tool = hook
+        .tool_match
+        .split('|')
+        .map(str::trim)
+        .find_map(ToolName::from_alias)
+        .unwrap_or(ToolName::ListDir);
+    let args = serde_json::json!({"path": "."});
+    let args = args.as_object().cloned().unwrap_or_default();
+    let ctx = HookContext {
+        tool,
+        call_id: "run-now",
+        args: &args,
+        root: engine.jail().root(),
+        output: None,
+    };
+    let report = run_hooks_report(HookPhase::Pre, std::slice::from_ref(hook), &ctx).await;
+    let skipped: Vec<String> = report.skipped.iter().map(|s| s.failure.clone()).collect();
+    Ok(match report.outcome {
+        HookOutcome::Block { reason, .. } => HookRun {
+            blocked: true,
+            summary: format!("it would block the call: {reason}"),
+        },
+        HookOutcome::Continue if !skipped.is_empty() => HookRun {
+            blocked: false,
+            summary: format!(
+                "it failed, and onFailure \"skip\" lets the call run: {}",
+                skipped.join("; ")
+            ),
+        },
+        HookOutcome::Continue => HookRun {
+            blocked: false,
+            summary: format!("it ran and let the sample {tool} call continue"),
+        },
+    })
+}

@@ -1,0 +1,218 @@
+//! Tauri commands: one-to-three-line adapters over the core and the app's modules. Which
+//! window may call which command is decided by the capability files
+//! (`src-tauri/capabilities/`): the approval window can only read and answer approvals.
+
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tauri::State;
+use tauri::ipc::Channel;
+
+use ground_link::policy::edit::{self, RuleEdit, RuleFileView, TrustView};
+use ground_link::protocol::{ApprovalAnswer, Decision, Hook, Layer};
+
+use crate::app::App;
+use crate::audit_view::{self, AuditFilter, AuditPage, ChainCheck};
+use crate::settings::{AppSettings, RootCheck};
+use crate::view::DialogState;
+
+type Res<T> = Result<T, String>;
+
+fn s<E: std::fmt::Display>(e: E) -> String {
+    e.to_string()
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusView {
+    pub running: bool,
+    pub paused: bool,
+    pub port: Option<u16>,
+    pub root: Option<String>,
+    pub connected: bool,
+    pub pending: usize,
+    pub problem: Option<String>,
+    /// Whether `exec_cmd` writes are confined by the OS, and if not why.
+    pub confinement: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PairedExtension {
+    pub origin: String,
+    /// Unix seconds of its last authenticated request.
+    pub last_seen: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PairingView {
+    pub token: String,
+    pub kept_in: String,
+    pub warning: Option<String>,
+    pub port: Option<u16>,
+    pub connected: bool,
+    pub paired: Vec<PairedExtension>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HookRun {
+    /// Whether the hook would block the call.
+    pub blocked: bool,
+    /// What happened, in one sentence.
+    pub summary: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SettingsView {
+    pub settings: AppSettings,
+    pub status: StatusView,
+    pub global_rules: String,
+    pub managed_rules: String,
+    pub audit_dir: String,
+    pub version: String,
+}
+
+// ---- approval window ---------------------------------------------------------------------------
+
+#[tauri::command]
+pub fn approval_subscribe(app: State<'_, Arc<App>>, channel: Channel<DialogState>) -> DialogState {
+    app.subscribe_dialog(channel)
+}
+
+#[tauri::command]
+pub fn approval_answer(
+    app: State<'_, Arc<App>>,
+    call_id: String,
+    answer: ApprovalAnswer,
+) -> Res<()> {
+    app.host.approver.answer(&call_id, answer).map_err(s)
+}
+
+#[tauri::command]
+pub fn approval_rendered(app: State<'_, Arc<App>>, call_id: String) -> Option<u64> {
+    app.dialog_rendered(&call_id)
+}
+
+// ---- settings window ---------------------------------------------------------------------------
+
+#[tauri::command]
+pub fn settings_get(app: State<'_, Arc<App>>) -> SettingsView {
+    app.settings_view()
+}
+
+#[tauri::command]
+pub async fn settings_save(app: State<'_, Arc<App>>, settings: AppSettings) -> Res<SettingsView> {
+    app.save_settings(settings).await
+}
+
+#[tauri::command]
+pub fn status_get(app: State<'_, Arc<App>>) -> StatusView {
+    app.status_view()
+}
+
+#[tauri::command]
+pub fn root_check(path: String) -> RootCheck {
+    crate::settings::check_root(std::path::Path::new(path.trim()), dirs_home().as_deref())
+}
+
+fn dirs_home() -> Option<std::path::PathBuf> {
+    std::env::var_os("HOME").map(std::path::PathBuf::from)
+}
+
+#[tauri::command]
+pub async fn root_pick(app: State<'_, Arc<App>>) -> Res<Option<String>> {
+    Ok(app.pick_folder().await)
+}
+
+#[tauri::command]
+pub fn root_open(app: State<'_, Arc<App>>) -> Res<()> {
+    app.open_root()
+}
+
+#[tauri::command]
+pub fn rules_view(app: State<'_, Arc<App>>, layer: Layer) -> Res<RuleFileView> {
+    let engine = app.engine()?;
+    edit::view(engine.policy(), engine.jail(), layer).map_err(s)
+}
+
+#[tauri::command]
+pub fn rules_apply(app: State<'_, Arc<App>>, layer: Layer, edit: RuleEdit) -> Res<RuleFileView> {
+    let engine = app.engine()?;
+    edit::apply(engine.policy(), engine.jail(), layer, edit).map_err(s)
+}
+
+#[tauri::command]
+pub fn rules_check_call(app: State<'_, Arc<App>>, call: String) -> Res<Decision> {
+    let req = ground_link::engine::parse_request(&call)?;
+    Ok(app.engine()?.check(&req))
+}
+
+#[tauri::command]
+pub fn trust_get(app: State<'_, Arc<App>>) -> Res<TrustView> {
+    Ok(edit::trust_view(app.engine()?.policy()))
+}
+
+#[tauri::command]
+pub fn trust_project(app: State<'_, Arc<App>>) -> Res<TrustView> {
+    let engine = app.engine()?;
+    engine.policy().trust_project().map_err(s)?;
+    Ok(edit::trust_view(engine.policy()))
+}
+
+#[tauri::command]
+pub async fn hook_run(app: State<'_, Arc<App>>, hook: Hook) -> Res<HookRun> {
+    crate::app::run_hook_now(&*app.engine()?, &hook).await
+}
+
+#[tauri::command]
+pub fn pairing_get(app: State<'_, Arc<App>>) -> PairingView {
+    app.pairing_view()
+}
+
+#[tauri::command]
+pub fn token_copy(app: State<'_, Arc<App>>) -> Res<()> {
+    app.copy_token()
+}
+
+#[tauri::command]
+pub async fn token_rotate(app: State<'_, Arc<App>>) -> Res<PairingView> {
+    app.rotate_token().await
+}
+
+#[tauri::command]
+pub fn audit_read(app: State<'_, Arc<App>>, filter: AuditFilter) -> AuditPage {
+    audit_view::read(&app.host.paths().audit_dir(), &filter)
+}
+
+#[tauri::command]
+pub fn audit_verify(app: State<'_, Arc<App>>) -> ChainCheck {
+    audit_view::verify(&app.host.paths().audit_dir())
+}
+
+/// Every command, for the build script's app manifest (so each needs a capability).
+pub const ALL: &[&str] = &[
+    "approval_subscribe",
+    "approval_answer",
+    "approval_rendered",
+    "settings_get",
+    "settings_save",
+    "status_get",
+    "root_check",
+    "root_pick",
+    "root_open",
+    "rules_view",
+    "rules_apply",
+    "rules_check_call",
+    "trust_get",
+    "trust_project",
+    "hook_run",
+    "pairing_get",
+    "token_copy",
+    "token_rotate",
+    "audit_read",
+    "audit_verify",
+];

@@ -1,0 +1,96 @@
+// The approval page itself, in a DOM: what the model wrote is shown as text, Escape denies,
+// nothing is answered without a click, and a scoped allow carries the edited rule.
+import { beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import type { ApprovalView, DialogState } from "../gen/types";
+
+const calls: { cmd: string; args: Record<string, unknown> }[] = [];
+let push: ((s: DialogState) => void) | null = null;
+
+const view: ApprovalView = {
+  callId: "c-1",
+  tool: "write_file",
+  args: [{ name: "path", value: "<img src=x onerror=alert(1)>", cut: false }],
+  reason: "<b>trust me</b>",
+  risk: "moderate",
+  why: "moderate call needs approval: write_file changes files",
+  commandParts: [],
+  diff: [{ kind: "add", text: "+<script>alert(1)</script>" }],
+  diffCut: 0,
+  chat: "chat.example/c/1",
+  source: "bridge",
+  proposedRule: { id: "allow-write_file-notes", action: "allow", tool: "write_file", match: { pathGlob: "notes/**" } },
+  scopes: ["once", "session", "project", "global"],
+  timeoutMs: 120000,
+  deadlineMs: Date.now() + 120000,
+};
+
+vi.mock("@tauri-apps/api/core", () => ({
+  Channel: class {
+    set onmessage(f: (s: DialogState) => void) {
+      push = f;
+    }
+  },
+  invoke: vi.fn(async (cmd: string, args: Record<string, unknown> = {}) => {
+    calls.push({ cmd, args });
+    if (cmd === "approval_subscribe") return { current: view, queued: 1, language: "en" } satisfies DialogState;
+    return null;
+  }),
+}));
+
+// The page registers document-wide listeners once, as it does in the app: load it once.
+async function load(): Promise<void> {
+  document.body.innerHTML = '<main id="app"></main>';
+  await import("./main");
+  await vi.waitFor(() => expect(document.getElementById("tool")?.textContent).toBe("write_file"));
+}
+
+const answers = () => calls.filter((c) => c.cmd === "approval_answer").map((c) => c.args);
+
+describe("the approval page", () => {
+  beforeAll(load);
+  beforeEach(() => {
+    calls.length = 0;
+  });
+
+  it("shows model text as text, never as markup", () => {
+    expect(document.querySelector("img")).toBeNull();
+    expect(document.querySelector("script")).toBeNull();
+    expect(document.querySelector("#args")?.textContent).toContain("<img src=x onerror=alert(1)>");
+    expect(document.getElementById("reason")?.textContent).toBe("<b>trust me</b>");
+    expect(document.getElementById("queued")?.textContent).toContain("+1");
+    expect(document.getElementById("chat")?.textContent).toContain("chat.example/c/1");
+  });
+
+  it("answers nothing by itself, and Enter outside the reason field does nothing", () => {
+    document.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+    expect(answers()).toEqual([]);
+    expect(document.activeElement?.tagName).not.toBe("BUTTON");
+  });
+
+  it("Escape denies with the typed reason", async () => {
+    (document.getElementById("deny-reason") as HTMLInputElement).value = "not now";
+    document.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape" }));
+    await vi.waitFor(() => expect(answers()).toEqual([{ callId: "c-1", answer: { type: "deny", reason: "not now" } }]));
+  });
+
+  it("allow for this project sends the edited rule", async () => {
+    (document.getElementById("rule-glob") as HTMLInputElement).value = "notes/today.md";
+    (document.getElementById("allow-project") as HTMLButtonElement).click();
+    await vi.waitFor(() =>
+      expect(answers()).toEqual([
+        {
+          callId: "c-1",
+          answer: { type: "allow", scope: "project", rule: { id: "allow-write_file-notes", action: "allow", tool: "write_file", match: { pathGlob: "notes/today.md" } } },
+        },
+      ]),
+    );
+  });
+
+  it("hides the call when the queue empties, and keeps typed text for the same call", () => {
+    (document.getElementById("deny-reason") as HTMLInputElement).value = "typing";
+    push?.({ current: view, queued: 0, language: "en" });
+    expect((document.getElementById("deny-reason") as HTMLInputElement).value).toBe("typing");
+    push?.({ current: null, queued: 0, language: "en" });
+    expect(document.getElementById("tool")).toBeNull();
+  });
+});

@@ -1,0 +1,120 @@
+// The approval dialog. It shows the oldest pending call; Escape and closing the window deny;
+// nothing is approved by default, by Enter, or by focus loss.
+import "../style.css";
+import { add, byId, clear, h } from "../dom";
+import { setLanguage, t } from "../i18n";
+import { approval, message } from "../ipc";
+import type { ApprovalView, DialogState } from "../gen/types";
+import { SCOPE_BUTTONS, allowAnswer, countdown, denyAnswer, formFromRule, ruleFromForm } from "./logic";
+
+let shown: ApprovalView | null = null;
+let busy = false;
+
+function field(id: string, label: string, value: string): HTMLElement {
+  return h("label", { class: "field" }, h("span", { text: label }), h("input", { id, value, spellcheck: "false", autocomplete: "off" }));
+}
+
+function value(id: string): string {
+  return byId<HTMLInputElement>(id).value;
+}
+
+function render(state: DialogState): void {
+  const root = byId("app");
+  const v = state.current ?? null;
+  if (v && shown && v.callId === shown.callId) {
+    byId("queued").textContent = state.queued > 0 ? `+${state.queued} ${t("queued")}` : "";
+    return; // same call: keep what the person typed
+  }
+  shown = v;
+  clear(root);
+  if (!v) return;
+  setLanguage(state.language);
+  document.title = `ground-link — ${v.tool}`;
+  const scoped = v.scopes.some((s) => s !== "once");
+  const form = formFromRule(v.proposedRule);
+  add(root,
+    h("header", { class: "head" },
+      h("h1", {}, h("span", { id: "tool", text: v.tool }), " ", h("span", { id: "risk", class: `risk risk-${v.risk}`, text: `${t("risk")}: ${v.risk}` })),
+      h("div", { class: "meta" },
+        v.chat ? h("span", { id: "chat", text: `${t("from")} ${v.chat}` }) : null,
+        h("span", { id: "queued", text: state.queued > 0 ? `+${state.queued} ${t("queued")}` : "" }),
+        h("span", { class: "countdown" }, `${t("timeLeft")} `, h("b", { id: "countdown", text: countdown(v.deadlineMs, Date.now()) })),
+      ),
+    ),
+    v.reason ? h("section", {}, h("h2", { text: t("reason") }), h("p", { id: "reason", text: v.reason })) : null,
+    h("section", {}, h("h2", { text: t("why") }), h("p", { id: "why", text: v.why })),
+    h("section", {}, h("h2", { text: t("args") }),
+      h("dl", { id: "args" }, ...v.args.flatMap((a) => [h("dt", { text: a.name }), h("dd", {}, h("pre", { text: a.value }))]))),
+    v.commandParts.length > 0
+      ? h("section", {}, h("h2", { text: t("parts") }), h("ul", { id: "parts" }, ...v.commandParts.map((p) => h("li", {}, h("code", { text: p })))))
+      : null,
+    v.diff.length > 0
+      ? h("section", {}, h("h2", { text: t("diff") }),
+          h("pre", { id: "diff", class: "diff" }, ...v.diff.map((l) => h("div", { class: `d-${l.kind}`, text: l.text || " " }))),
+          v.diffCut > 0 ? h("p", { class: "muted", text: `${v.diffCut} ${t("diffCut")}` }) : null)
+      : null,
+    scoped
+      ? h("section", { class: "rule" }, h("h2", { text: t("ruleTitle") }),
+          h("div", { class: "grid" },
+            field("rule-id", t("ruleId"), form.id),
+            field("rule-tool", t("ruleTool"), form.tool),
+            field("rule-prefix", t("rulePrefix"), form.commandPrefix),
+            field("rule-glob", t("ruleGlob"), form.pathGlob)))
+      : null,
+    h("p", { id: "error", class: "error", role: "alert" }),
+    h("footer", { class: "actions" },
+      h("div", { class: "allow" }, ...SCOPE_BUTTONS.filter((b) => v.scopes.includes(b.scope)).map((b) =>
+        h("button", { id: b.id, type: "button", class: "btn allow", text: t(b.label), onclick: () => void answerAllow(b.scope) }))),
+      h("div", { class: "deny" },
+        h("input", { id: "deny-reason", placeholder: t("denyReason"), autocomplete: "off" }),
+        h("button", { id: "deny", type: "button", class: "btn deny", text: t("deny"), onclick: () => void answerDeny() })),
+      h("p", { class: "muted", text: t("escHint") }),
+    ),
+  );
+  byId<HTMLInputElement>("deny-reason").addEventListener("keydown", (e) => {
+    if (e.key === "Enter") void answerDeny();
+  });
+  void approval.rendered(v.callId).catch(() => undefined);
+}
+
+async function send(answer: Parameters<typeof approval.answer>[1]): Promise<void> {
+  if (!shown || busy) return;
+  busy = true;
+  try {
+    await approval.answer(shown.callId, answer);
+  } catch (e) {
+    const el = document.getElementById("error");
+    if (el) el.textContent = message(e);
+  } finally {
+    busy = false;
+  }
+}
+
+async function answerAllow(scope: (typeof SCOPE_BUTTONS)[number]["scope"]): Promise<void> {
+  if (!shown) return;
+  const rule = scope === "once" ? null : ruleFromForm(shown.proposedRule, {
+    id: value("rule-id"), tool: value("rule-tool"), commandPrefix: value("rule-prefix"), pathGlob: value("rule-glob"),
+  });
+  await send(allowAnswer(scope, rule));
+}
+
+async function answerDeny(): Promise<void> {
+  const reason = document.getElementById("deny-reason") as HTMLInputElement | null;
+  await send(denyAnswer(reason?.value ?? ""));
+}
+
+document.addEventListener("keydown", (e) => {
+  if (e.key === "Escape") {
+    e.preventDefault();
+    void answerDeny();
+  }
+});
+
+setInterval(() => {
+  const el = document.getElementById("countdown");
+  if (el && shown) el.textContent = countdown(shown.deadlineMs, Date.now());
+}, 500);
+
+approval.subscribe(render).then(render).catch((e) => {
+  byId("app").textContent = `ground-link could not load the pending call: ${message(e)}`;
+});

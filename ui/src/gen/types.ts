@@ -1,0 +1,335 @@
+// Generated from the Rust types by src-tauri/src/tsgen.rs; do not edit by hand.
+// Regenerate: GL_WRITE_TYPES=1 cargo test -p ground-link-app tsgen
+/* eslint-disable */
+
+export type AppSettings = {
+  /** Start the app when the person logs in. */
+  autostart: boolean;
+  /** Sandbox mode, approval mode, port, approval timeout, language, audit retention. */
+  core: Settings;
+  /** The sandbox root; `None` until the person picks one. */
+  root: string | null;
+};
+
+/** The answer to an approval request. A missing answer (timeout, closed dialog) is a deny. */
+export type ApprovalAnswer = {
+  /** The rule to remember for scoped answers (the proposed one, possibly edited). */
+  rule?: Rule | null;
+  scope: Scope;
+  type: "allow";
+} | {
+  reason?: string | null;
+  type: "deny";
+};
+
+/** `ask` (default) or `auto` (moderate calls run without a dialog; dangerous still asks). */
+export type ApprovalMode = "ask" | "auto";
+
+/** One pending approval, ready to render. */
+export type ApprovalView = {
+  args: ArgLine[];
+  callId: string;
+  /** The chat the call came from (the extension's session id), escaped. */
+  chat: string | null;
+  commandParts: string[];
+  /** Unix milliseconds after which the engine denies on its own. */
+  deadlineMs: number;
+  diff: DiffLine[];
+  /** Lines of the diff left out. */
+  diffCut: number;
+  proposedRule: Rule;
+  reason: string | null;
+  risk: Risk;
+  scopes: Scope[];
+  source: Source;
+  timeoutMs: number;
+  tool: ToolName;
+  /** Why the engine asks (the decision's reason), escaped. */
+  why: string;
+};
+
+export type ArgLine = {
+  /** Whether `value` was cut. */
+  cut: boolean;
+  name: string;
+  /** Escaped: strings in quotes with hidden characters made visible. */
+  value: string;
+};
+
+export type AuditFilter = {
+  /** At most this many rows, newest first (default 200). */
+  limit: number | null;
+  status: CallStatus | null;
+  /** Matched (case-insensitively) against tool, session, arguments, answer and reason. */
+  text: string;
+};
+
+export type AuditPage = {
+  dir: string;
+  /** Lines that matched before the limit cut them. */
+  matched: number;
+  rows: AuditRow[];
+};
+
+export type AuditRow = {
+  answer: string | null;
+  args: string;
+  callId: string;
+  decision: Verdict | null;
+  durationMs: number;
+  note: string | null;
+  session: string | null;
+  status: CallStatus;
+  time: string;
+  tool: string;
+  why: string | null;
+};
+
+export type CallStatus = "success" | "error" | "denied" | "timeout" | "pending";
+
+export type ChainCheck = {
+  ok: boolean;
+  /** One sentence: lines and files checked, or where the chain breaks. */
+  summary: string;
+};
+
+/** A decision with its explanation; `ground-link check` prints exactly this. */
+export type Decision = {
+  decision: Verdict;
+  reason: string;
+  risk: Risk;
+  rule: RuleRef | null;
+  steps: Step[];
+};
+
+/** The dialog's whole state: the call on show and how many wait behind it. */
+export type DialogState = {
+  current: ApprovalView | null;
+  /** The language the person chose in the settings window. */
+  language: Language;
+  queued: number;
+};
+
+export type DiffKind = "header" | "hunk" | "add" | "remove" | "context";
+
+export type DiffLine = {
+  kind: DiffKind;
+  text: string;
+};
+
+/** A PreToolUse / PostToolUse hook (DESIGN §5.5). */
+export type Hook = {
+  /** Run with `sh -c` in the sandbox root. */
+  command: string;
+  id: string;
+  onFailure: OnFailure;
+  /** Milliseconds. */
+  timeout: number;
+  /** A tool name, an alias, or `*`. */
+  toolMatch: string;
+};
+
+export type HookRun = {
+  /** Whether the hook would block the call. */
+  blocked: boolean;
+  /** What happened, in one sentence. */
+  summary: string;
+};
+
+export type Hooks = {
+  PostToolUse: Hook[];
+  PreToolUse: Hook[];
+};
+
+export type Language = "en" | "zh";
+
+/** The rule layers of DESIGN §5.3, strictest first. */
+export type Layer = "managed" | "global" | "project" | "session";
+
+export type OnFailure = "block" | "skip";
+
+export type PairedExtension = {
+  /** Unix seconds of its last authenticated request. */
+  lastSeen: number;
+  origin: string;
+};
+
+export type PairingView = {
+  connected: boolean;
+  keptIn: string;
+  paired: PairedExtension[];
+  port: number | null;
+  token: string;
+  warning: string | null;
+};
+
+export type Risk = "safe" | "moderate" | "dangerous";
+
+/** What the settings window says about a proposed sandbox root. */
+export type RootCheck = {
+  /** Why it cannot be used; `None` when it can. */
+  error: string | null;
+  /** The folder as it will be used (absolute, symlinks resolved). */
+  resolved: string | null;
+  /** Things worth a second look (the home folder, `/`). */
+  warnings: string[];
+};
+
+/** One permission rule (DESIGN §5.3). */
+export type Rule = {
+  action: RuleAction;
+  description?: string | null;
+  examples?: RuleExamples | null;
+  id: string;
+  match: RuleMatch;
+  /** A tool name, an alias, or `*`. */
+  tool: string;
+};
+
+export type RuleAction = "allow" | "deny" | "ask";
+
+/** One change to a rule file. */
+export type RuleEdit = {
+  rule: Rule;
+  type: "add";
+} | {
+  id: string;
+  rule: Rule;
+  type: "update";
+} | {
+  id: string;
+  type: "delete";
+} | {
+  action: RuleAction;
+  text: string;
+  type: "addShorthand";
+} | {
+  action: RuleAction;
+  text: string;
+  type: "deleteShorthand";
+} | {
+  hooks: Hooks;
+  type: "setHooks";
+} | {
+  text: string;
+  type: "replaceText";
+};
+
+export type RuleExamples = {
+  /** Commands (for `exec_cmd` rules) or root-relative paths that the rule must match. */
+  match: string[];
+  notMatch: string[];
+};
+
+/** One rule file as the settings window shows it. */
+export type RuleFileView = {
+  /** Whether the app may write it (global and project). */
+  editable: boolean;
+  /** Why the file on disk does not load (the last good version stays in force meanwhile). */
+  error: string | null;
+  exists: boolean;
+  hooks: Hooks;
+  layer: Layer;
+  /** Host path for the global and managed files, root-relative for the project file. */
+  path: string;
+  /** The `rules` list of the file on disk (empty when it does not parse). */
+  rules: Rule[];
+  shorthand: ShorthandEntry[];
+  /** The file's text on disk, if it exists and can be read. */
+  text: string | null;
+  /** Project file only: whether its allow rules and hooks apply (its content is trusted). */
+  trusted: boolean | null;
+};
+
+export type RuleMatch = {
+  /**
+   * Whole words at the start of each simple command (`npm test` matches `npm test -x`, not
+   * `npm tests`).
+   */
+  commandPrefix?: string | null;
+  /** Matched against the resolved path relative to the sandbox root. */
+  pathGlob?: string | null;
+};
+
+export type RuleRef = {
+  id: string;
+  layer: Layer;
+};
+
+/** How the sandbox confines tools (DESIGN §4). */
+export type SandboxMode = "read-only" | "workspace-write" | "full-access";
+
+/** How far an "allow" answer reaches (DESIGN §5.4). */
+export type Scope = "once" | "session" | "project" | "global";
+
+/** Settings shared by the CLI, the bridge and the app. */
+export type Settings = {
+  approvalTimeoutSec: number;
+  auditMaxAgeDays: number;
+  auditMaxTotalMb: number;
+  /** Upper bound for `exec_cmd`'s `timeoutSec`. */
+  execTimeoutMaxSec: number;
+  language: Language;
+  mode: ApprovalMode;
+  port: number;
+  sandbox: SandboxMode;
+};
+
+export type SettingsView = {
+  auditDir: string;
+  globalRules: string;
+  managedRules: string;
+  settings: AppSettings;
+  status: StatusView;
+  version: string;
+};
+
+/** A Claude Code-style rule string as it stands in a file's `allow`/`deny`/`ask` list. */
+export type ShorthandEntry = {
+  action: RuleAction;
+  text: string;
+};
+
+/** Where a call came from; recorded in the audit log and shown in the approval dialog. */
+export type Source = "cli" | "bridge" | "clipboard" | "mcp";
+
+export type StatusView = {
+  /** Whether `exec_cmd` writes are confined by the OS, and if not why. */
+  confinement: string | null;
+  connected: boolean;
+  paused: boolean;
+  pending: number;
+  port: number | null;
+  problem: string | null;
+  root: string | null;
+  running: boolean;
+};
+
+/** One step that looked at the call, and what it concluded (`None`: it passed the call on). */
+export type Step = {
+  detail: string;
+  outcome: Verdict | null;
+  step: StepKind;
+};
+
+/** The pipeline steps of DESIGN §5.1, in order. */
+export type StepKind = "validate" | "jail" | "sandbox" | "protected" | "catastrophic" | "denyRule" | "askRule" | "classify" | "allowRule" | "sessionGrant" | "mode" | "default";
+
+/** The seven sandbox tools of DESIGN §3. */
+export type ToolName = "list_dir" | "read_file" | "glob" | "grep" | "write_file" | "edit_file" | "exec_cmd";
+
+/**
+ * What the project file's trust would change: the text last trusted and the text in force,
+ * as a unified diff (empty when they agree).
+ */
+export type TrustView = {
+  /** Unified diff from the trusted text to the text in force. */
+  diff: string;
+  error: string | null;
+  exists: boolean;
+  trusted: boolean;
+};
+
+/** What the permission engine decided. */
+export type Verdict = "allow" | "ask" | "deny";
+

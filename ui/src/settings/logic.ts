@@ -1,0 +1,74 @@
+// Pure helpers of the settings window: building rules and hooks from the form, telling a
+// shorthand from JSON, and summarising a decision. The engine validates everything again.
+import type { Decision, Hook, Rule, RuleAction, RuleEdit } from "../gen/types";
+
+export interface RuleFields {
+  id: string;
+  action: RuleAction;
+  tool: string;
+  commandPrefix: string;
+  pathGlob: string;
+  description: string;
+}
+
+export function slug(s: string): string {
+  return s.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 48);
+}
+
+export function ruleFromFields(f: RuleFields): Rule {
+  const match: NonNullable<Rule["match"]> = {};
+  if (f.commandPrefix.trim()) match.commandPrefix = f.commandPrefix.trim();
+  if (f.pathGlob.trim()) match.pathGlob = f.pathGlob.trim();
+  const tool = f.tool.trim() || "*";
+  const id = f.id.trim() || `${f.action}-${slug([tool === "*" ? "any" : tool, match.commandPrefix ?? match.pathGlob ?? ""].join(" "))}`;
+  const rule: Rule = { id, action: f.action, tool, match };
+  if (f.description.trim()) rule.description = f.description.trim();
+  return rule;
+}
+
+export function fieldsFromRule(r: Rule): RuleFields {
+  return {
+    id: r.id,
+    action: r.action,
+    tool: r.tool,
+    commandPrefix: r.match?.commandPrefix ?? "",
+    pathGlob: r.match?.pathGlob ?? "",
+    description: r.description ?? "",
+  };
+}
+
+/** `Bash(npm test *)`, `Read(src/**)`, `Edit` — a Claude Code-style rule string. */
+export function isShorthand(text: string): boolean {
+  return /^[A-Za-z_]+(\(.*\))?$/.test(text.trim());
+}
+
+/** What the "add" box means: a shorthand for the chosen action, or a JSON rule. */
+export function editFromText(text: string, action: RuleAction): RuleEdit {
+  const t = text.trim();
+  if (isShorthand(t)) return { type: "addShorthand", action, text: t };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(t);
+  } catch {
+    throw new Error("write a shorthand like Bash(npm test *) or a JSON rule like {\"id\":…,\"action\":\"deny\",\"tool\":\"exec_cmd\",…}");
+  }
+  return { type: "add", rule: parsed as Rule };
+}
+
+export function decisionLines(d: Decision): string[] {
+  const lines = [`${d.decision.toUpperCase()} (risk ${d.risk}): ${d.reason}`];
+  if (d.rule) lines.push(`rule ${d.rule.id} from the ${d.rule.layer} file`);
+  for (const s of d.steps) lines.push(`  ${s.step}${s.outcome ? ` → ${s.outcome}` : ""}: ${s.detail}`);
+  return lines;
+}
+
+export function hookFromFields(id: string, toolMatch: string, command: string, timeout: string, onFailure: string): Hook {
+  const ms = Number.parseInt(timeout, 10);
+  return {
+    id: id.trim(),
+    toolMatch: toolMatch.trim() || "*",
+    command,
+    timeout: Number.isFinite(ms) ? ms : 5000,
+    onFailure: onFailure === "skip" ? "skip" : "block",
+  };
+}
