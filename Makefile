@@ -7,15 +7,20 @@ SANDBOX ?= $(HOME)/ground-link-sandbox
 # proptest cases per property in `make test` (kept brief; `make fuzz` runs longer).
 export PROPTEST_CASES ?= 256
 
-.PHONY: run test deps lint unit ext-deps ext-test e2e-extension bench fuzz
+.PHONY: run test deps lint unit ext-deps ext-test e2e-extension app-deps app-test e2e-app package bench fuzz
 
 deps:
 	@scripts/install-deps.sh core
 
+# With a display: the tray app. Without one: the headless bridge with terminal approvals.
 run: deps
-	$(CARGO) build --release --bin ground-link
 	@mkdir -p "$(SANDBOX)"
-	$(TARGET_DIR)/release/ground-link serve --dir "$(SANDBOX)"
+	@if [ -n "$${DISPLAY:-}$${WAYLAND_DISPLAY:-}" ]; then \
+	  scripts/app.sh deps && SANDBOX="$(SANDBOX)" scripts/app.sh run --dir "$(SANDBOX)"; \
+	else \
+	  $(CARGO) build --release --bin ground-link && \
+	  $(TARGET_DIR)/release/ground-link serve --dir "$(SANDBOX)"; \
+	fi
 
 lint: deps
 	$(CARGO) fmt --all -- --check
@@ -35,7 +40,20 @@ e2e-extension: deps ext-deps
 	$(CARGO) build --locked --bin ground-link
 	cd extension && GROUND_LINK_BIN=$(TARGET_DIR)/debug/ground-link npm run e2e
 
-test: lint unit ext-test e2e-extension
+app-deps: deps
+	scripts/app.sh deps
+
+app-test: app-deps
+	$(CARGO) clippy -p ground-link-app --all-targets --locked -- -D warnings
+	scripts/app.sh test
+
+e2e-app: app-deps
+	scripts/app.sh e2e
+
+package: app-deps
+	scripts/app.sh package
+
+test: lint unit ext-test e2e-extension app-test e2e-app
 
 bench:
 	@scripts/install-deps.sh core bench
