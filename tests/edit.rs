@@ -46,7 +46,7 @@ fn exec(cmd: &str) -> String {
     serde_json::json!({"name": "exec_cmd", "args": {"command": cmd}}).to_string()
 }
 
-const START: &str = r#"{"version":1,"rules":[{"id":"no-curl","action":"deny","tool":"exec_cmd","match":{"commandPrefix":"curl"}}],"deny":["Read(.env)"],"x-note":"kept"}"#;
+const START: &str = r#"{"version":1,"rules":[{"id":"no-curl","action":"deny","tool":"exec_cmd","match":{"commandPrefix":"curl"}}],"deny":["Read(.env)"],"ask":["Bash(git push *)"]}"#;
 
 /// What one edit on a file that starts as `START` should leave: rule ids, or an error text.
 enum Want {
@@ -128,6 +128,7 @@ fn edits_table() {
             Want::Shorthand(&[
                 (RuleAction::Allow, "Bash(npm test *)"),
                 (RuleAction::Deny, "Read(.env)"),
+                (RuleAction::Ask, "Bash(git push *)"),
             ]),
         ),
         (
@@ -152,7 +153,7 @@ fn edits_table() {
                 action: RuleAction::Deny,
                 text: "Read(.env)".into(),
             },
-            Want::Shorthand(&[]),
+            Want::Shorthand(&[(RuleAction::Ask, "Bash(git push *)")]),
         ),
         (
             "delete shorthand from the wrong list",
@@ -226,7 +227,10 @@ fn edits_table() {
                         })
                         .collect();
                     assert_eq!(view.shorthand, want, "{name} ({layer:?})");
-                    assert!(on_disk.contains("x-note"), "{name}: other members are kept");
+                    assert!(
+                        on_disk.contains("Bash(git push *)"),
+                        "{name}: the rest of the file is kept"
+                    );
                 }
                 Want::Err(text) => {
                     let e = got
