@@ -74,10 +74,13 @@ fn open(dir: &Path, clock: &Arc<TestClock>) -> AuditLog {
     AuditLog::open_with_clock(cfg(dir), clock.clone()).unwrap()
 }
 
+/// The entries of a log file, without the padding lines (spaces only) that keep lines from
+/// straddling a page.
 fn lines_of(path: &Path) -> Vec<String> {
     fs::read_to_string(path)
         .unwrap()
         .lines()
+        .filter(|l| !l.trim().is_empty())
         .map(str::to_string)
         .collect()
 }

@@ -111,7 +111,11 @@ fn audit_lines(f: &Fixture) -> Vec<Value> {
         .flatten()
         .filter(|e| e.file_name().to_string_lossy().ends_with(".jsonl"))
     {
-        for line in std::fs::read_to_string(e.path()).unwrap().lines() {
+        for line in std::fs::read_to_string(e.path())
+            .unwrap()
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+        {
             out.push(serde_json::from_str(line).unwrap());
         }
     }
