@@ -48,6 +48,32 @@ enum Approval {
 }
 
 #[derive(clap::Args)]
+struct ServeArgs {
+    /// The sandbox root: every path is resolved inside it.
+    #[arg(long, value_name = "D")]
+    dir: PathBuf,
+    /// Port on 127.0.0.1; 0 picks a free one.
+    #[arg(long, default_value_t = 18080)]
+    port: u16,
+    /// Read the token from F (created if missing) instead of the default location.
+    #[arg(long, value_name = "F")]
+    token_file: Option<PathBuf>,
+    /// Who answers approvals (default: tty on a terminal, else deny).
+    #[arg(long, value_enum)]
+    approval: Option<Approval>,
+    /// The reason `--approval deny` gives the model.
+    #[arg(long, value_name = "R")]
+    deny_reason: Option<String>,
+    #[arg(long, value_enum, default_value = "workspace-write")]
+    sandbox: Sandbox,
+    #[arg(long, value_enum, default_value = "ask")]
+    mode: Mode,
+    /// Seconds to wait for an approval before denying.
+    #[arg(long, default_value_t = 120)]
+    approval_timeout: u64,
+}
+
+#[derive(clap::Args)]
 struct Common {
     /// The sandbox root: every path is resolved inside it.
     #[arg(long, value_name = "D")]
@@ -78,30 +104,7 @@ impl Common {
 #[derive(Subcommand)]
 enum Command {
     /// Run the bridge on 127.0.0.1 for the browser extension, asking approvals on this terminal.
-    Serve {
-        /// The sandbox root: every path is resolved inside it.
-        #[arg(long, value_name = "D")]
-        dir: PathBuf,
-        /// Port on 127.0.0.1; 0 picks a free one.
-        #[arg(long, default_value_t = 18080)]
-        port: u16,
-        /// Read the token from F (created if missing) instead of the default location.
-        #[arg(long, value_name = "F")]
-        token_file: Option<PathBuf>,
-        /// Who answers approvals (default: tty on a terminal, else deny).
-        #[arg(long, value_enum)]
-        approval: Option<Approval>,
-        /// The reason `--approval deny` gives the model.
-        #[arg(long, value_name = "R")]
-        deny_reason: Option<String>,
-        #[arg(long, value_enum, default_value = "workspace-write")]
-        sandbox: Sandbox,
-        #[arg(long, value_enum, default_value = "ask")]
-        mode: Mode,
-        /// Seconds to wait for an approval before denying.
-        #[arg(long, default_value_t = 120)]
-        approval_timeout: u64,
-    },
+    Serve(ServeArgs),
     /// Show the bridge token (or replace it with --rotate).
     Token {
         #[arg(long)]
@@ -203,17 +206,17 @@ fn token_path(token_file: Option<PathBuf>) -> Result<PathBuf> {
     })
 }
 
-#[allow(clippy::too_many_arguments)]
-fn serve(
-    dir: PathBuf,
-    port: u16,
-    token_file: Option<PathBuf>,
-    approval: Option<Approval>,
-    deny_reason: Option<String>,
-    sandbox: Sandbox,
-    mode: Mode,
-    approval_timeout: u64,
-) -> Result<ExitCode> {
+fn serve(args: ServeArgs) -> Result<ExitCode> {
+    let ServeArgs {
+        dir,
+        port,
+        token_file,
+        approval,
+        deny_reason,
+        sandbox,
+        mode,
+        approval_timeout,
+    } = args;
     use std::io::IsTerminal;
     let approval = approval.unwrap_or(if std::io::stdin().is_terminal() {
         Approval::Tty
@@ -274,25 +277,7 @@ async fn shutdown_signal() {
 
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
-        Command::Serve {
-            dir,
-            port,
-            token_file,
-            approval,
-            deny_reason,
-            sandbox,
-            mode,
-            approval_timeout,
-        } => serve(
-            dir,
-            port,
-            token_file,
-            approval,
-            deny_reason,
-            sandbox,
-            mode,
-            approval_timeout,
-        ),
+        Command::Serve(args) => serve(args),
         Command::Token { rotate, token_file } => {
             let path = token_path(token_file)?;
             let token = if rotate {
