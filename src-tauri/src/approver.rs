@@ -100,7 +100,8 @@ impl DialogApprover {
 
     fn refresh(&self) {
         let state = self.state();
-        self.count.send_replace(state.current.as_ref().map_or(0, |_| state.queued + 1));
+        self.count
+            .send_replace(state.current.as_ref().map_or(0, |_| state.queued + 1));
         let surface = self
             .surface
             .lock()

@@ -15,7 +15,9 @@ use serde_json::{Map, Value};
 pub fn definitions() -> BTreeMap<String, Value> {
     // The shape as serialised: a field with a default is always present in what Rust sends, so
     // only `skip_serializing_if` fields come out optional.
-    let mut g = SchemaSettings::draft2020_12().for_serialize().into_generator();
+    let mut g = SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator();
     macro_rules! roots {
         ($($t:ty),* $(,)?) => { $( let _ = g.subschema_for::<$t>(); )* };
     }
