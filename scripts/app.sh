@@ -3,7 +3,7 @@
 #
 #   scripts/app.sh deps      apt packages (GTK/WebKit, Xvfb, WebKitWebDriver), npm packages, tauri-driver
 #   scripts/app.sh build     the UI (ui/dist) and the app binary (debug)
-#   scripts/app.sh test      UI unit tests (Vitest), type check, and the app's Rust tests
+#   scripts/app.sh test      UI unit tests (Vitest), type check, clippy, and the app's Rust tests
 #   scripts/app.sh e2e       the real app under Xvfb, driven by tauri-driver + WebKitWebDriver
 #   scripts/app.sh package   a .deb (Tauri's bundler) with the app, the CLI, icons, desktop entry
 #   scripts/app.sh run [--dir D]   the app; without a display, `ground-link serve` instead
@@ -42,6 +42,7 @@ build() {
 test_app() {
   ui_build
   (cd ui && npx --no-install vitest run)
+  "$CARGO" clippy -p ground-link-app --all-targets --locked -- -D warnings
   "$CARGO" test -p ground-link-app --locked
 }
 
