@@ -25,7 +25,7 @@ done
 echo "cold start to bridge answering: $(( ($(date +%s%N) - start) / 1000000 )) ms"
 grep -o 'ready in [0-9]* ms' "$work/log" | sed 's/^/app says: tray up and /' || true
 sleep 5
-echo "idle RSS of ground-link-app (pid $pid, 5 s after start): $(( $(awk '/VmRSS/{print $2}' /proc/$pid/status) / 1024 )) MB"
+echo "idle RSS of ground-link-app (pid $pid, 5 s after start): $(( $(awk '/VmRSS/{print $2}' /proc/$pid/status) / 1024 )) MB ($(grep -E "RssAnon|RssFile|RssShmem" /proc/$pid/status | tr -s " \t" " " | tr "\n" " "))"
 token=$(cat "$XDG_CONFIG_HOME/ground-link/token")
 for i in 1 2 3 4 5; do
   curl -s -o /dev/null -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \

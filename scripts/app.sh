@@ -3,7 +3,7 @@
 #
 #   scripts/app.sh deps      apt packages (GTK/WebKit, Xvfb, WebKitWebDriver), npm packages, tauri-driver
 #   scripts/app.sh build     the UI (ui/dist) and the app binary (debug)
-#   scripts/app.sh test      UI unit tests (Vitest), type check, and the app's Rust tests
+#   scripts/app.sh test      UI unit tests (Vitest), type check, clippy, and the app's Rust tests
 #   scripts/app.sh e2e       the real app under Xvfb, driven by tauri-driver + WebKitWebDriver
 #   scripts/app.sh package   a .deb (Tauri's bundler) with the app, the CLI, icons, desktop entry
 #   scripts/app.sh run [--dir D]   the app; without a display, `ground-link serve` instead
@@ -42,6 +42,7 @@ build() {
 test_app() {
   ui_build
   (cd ui && npx --no-install vitest run)
+  "$CARGO" clippy -p ground-link-app --all-targets --locked -- -D warnings
   "$CARGO" test -p ground-link-app --locked
 }
 
@@ -60,13 +61,20 @@ e2e() {
 package() {
   ui_build
   "$CARGO" build --release --locked --bin ground-link
-  # `tauri build` compiles the app in release mode with custom-protocol and runs the deb
-  # bundler; nothing is downloaded (the deb target needs no external tools).
-  # The CLI goes in as /usr/bin/ground-link, from wherever this build put it.
+  local stage="$CARGO_TARGET_DIR/release/deb-stage"
+  mkdir -p "$stage"
+  # Release builds keep debug info (the root profile's debug = 1, for profiling); the package
+  # ships stripped copies.
+  objcopy --strip-debug "$CARGO_TARGET_DIR/release/ground-link" "$stage/ground-link"
   local files
-  files=$(printf '{"bundle":{"linux":{"deb":{"files":{"/usr/bin/ground-link":"%s"}}}}}' "$CARGO_TARGET_DIR/release/ground-link")
-  (cd src-tauri && "$REPO/ui/node_modules/.bin/tauri" build --bundles deb --ci --config "$files")
+  files=$(printf '{"bundle":{"linux":{"deb":{"files":{"/usr/bin/ground-link":"%s"}}}}}' "$stage/ground-link")
+  # `tauri build` compiles the app in release mode with custom-protocol; `tauri bundle` runs
+  # the deb bundler. Nothing is downloaded (the deb target needs no external tools).
+  (cd src-tauri && "$REPO/ui/node_modules/.bin/tauri" build --no-bundle --ci --config "$files")
+  objcopy --strip-debug "$CARGO_TARGET_DIR/release/ground-link-app"
+  (cd src-tauri && "$REPO/ui/node_modules/.bin/tauri" bundle --bundles deb --ci --config "$files")
   ls -l "$CARGO_TARGET_DIR"/release/bundle/deb/*.deb
+  dpkg-deb -c "$CARGO_TARGET_DIR"/release/bundle/deb/*.deb | awk '{print $3, $6}' | grep -v '/$'
 }
 
 run() {

@@ -16,7 +16,7 @@ pub const STORE_KEY: &str = "app";
 /// The store's file name (in the app's data folder).
 pub const STORE_FILE: &str = "settings.json";
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct AppSettings {
     /// The sandbox root; `None` until the person picks one.
@@ -25,16 +25,6 @@ pub struct AppSettings {
     pub core: Settings,
     /// Start the app when the person logs in.
     pub autostart: bool,
-}
-
-impl Default for AppSettings {
-    fn default() -> Self {
-        AppSettings {
-            root: None,
-            core: Settings::default(),
-            autostart: false,
-        }
-    }
 }
 
 /// What the settings window says about a proposed sandbox root.

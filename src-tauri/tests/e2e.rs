@@ -380,6 +380,12 @@ fn exec_call(cmd: &str) -> Value {
 
 fn allow_for_project_persists() {
     let w = World::start(&[]);
+    // Idle first, for the memory figure (a debug build under WebDriver: an upper bound).
+    std::thread::sleep(Duration::from_secs(3));
+    eprintln!(
+        "e2e: idle RSS of ground-link-app: {:?} MiB",
+        app_rss_mb(w.port)
+    );
     let first = w.exec(write_call(
         "notes/today.md",
         "# today\n- ship the tray app\n",
