@@ -357,7 +357,13 @@ impl AuditLog {
         }
         self.ensure_current(&mut st, date)?;
         let time = now.to_rfc3339_opts(SecondsFormat::Millis, true);
-        let line = build_line(entry, &time, &st.head)?;
+        let mut line = build_line(entry, &time, &st.head)?;
+        if line.bytes.len() as u64 > PAGE {
+            // Only a line that fits one page is safe from `kill -9` (see PAGE): keep the
+            // arguments and the explanation as digests, which still pin the exact content.
+            let compact = compact_entry(entry);
+            line = build_line(&compact, &time, &st.head)?;
+        }
         let State {
             current,
             head,
@@ -580,6 +586,36 @@ enum WriteErr {
 
 /// Exactly one successful `write(2)`: appending in pieces could interleave with another writer
 /// or leave a torn line if we die between them.
+/// `entry` with its arguments (and, if need be, its decision) replaced by digests, so the line
+/// fits one page.
+fn compact_entry(entry: &AuditEntry) -> AuditEntry {
+    let digest = |v: &Value| {
+        let text = v.to_string();
+        let head: String = text.chars().take(SUMMARY_HEAD_CHARS).collect();
+        serde_json::json!({"len": text.len(), "sha256": hex::encode(Sha256::digest(text.as_bytes())), "head": head})
+    };
+    let mut compact = entry.clone();
+    compact.args = serde_json::json!({"compacted": digest(&entry.args)});
+    if let Some(d) = &mut compact.decision {
+        d.reason = d.reason.chars().take(300).collect();
+        for step in &mut d.steps {
+            step.detail = step.detail.chars().take(120).collect();
+        }
+    }
+    if let Some(n) = &mut compact.note {
+        *n = n.chars().take(300).collect();
+    }
+    if let Some(a) = &mut compact.answer {
+        *a = a.chars().take(300).collect();
+    }
+    // Client-supplied names: an unknown tool or a session id can be anything.
+    compact.tool = compact.tool.chars().take(100).collect();
+    if let Some(sn) = &mut compact.session {
+        *sn = sn.chars().take(200).collect();
+    }
+    compact
+}
+
 /// The smallest unit the kernel copies a write in without checking for a fatal signal.
 const PAGE: u64 = 4096;
 
