@@ -38,7 +38,7 @@ if [ -z "$root" ]; then
     )
     root="$(find "$corpus_dir/usr/src" -mindepth 1 -maxdepth 1 -type d -name 'rustc-*' | head -n1)"
 fi
-echo "corpus: $root ($(find "$root" -type f | wc -l) files); $(rg --version | head -n1)" >&2
+echo "corpus: $root ($(find "$root" -type f | wc -l) files); $(rg --version | sed -n 1p)" >&2
 
 bench_bin="$(cargo bench --bench search --no-run --message-format=json 2>/dev/null |
     sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n1)"

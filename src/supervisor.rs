@@ -146,9 +146,8 @@ fn supervise(engine_pid: i32) -> i32 {
         Ok(fd) => UnixStream::from(fd),
         Err(_) => return 2,
     };
-    let mut control_reader = &control;
     let outcome = match Setup::new(engine_pid) {
-        Ok(setup) => match read_request(&mut control_reader) {
+        Ok(setup) => match read_request(&control) {
             Ok(Some(request)) => setup.run(&control, &request),
             // The engine went away before sending anything: nothing ran, nobody to tell.
             Ok(None) => return 0,
@@ -233,7 +232,8 @@ impl Setup {
         };
         // From here on the tree exists, so every path ends in `kill_tree`.
         let mut state = ShState::new(sh);
-        let deadline = Instant::now() + Duration::from_millis(request.timeout_ms);
+        // `None`: a timeout too large to represent, i.e. none.
+        let deadline = Instant::now().checked_add(Duration::from_millis(request.timeout_ms));
         let end = if control.set_nonblocking(true).is_ok() {
             self.wait(control, &mut state, deadline)
         } else {
@@ -250,19 +250,21 @@ impl Setup {
     }
 
     /// Waits until `sh` exits, the deadline passes, or the call is cancelled.
-    fn wait(&self, control: &UnixStream, state: &mut ShState, deadline: Instant) -> End {
+    fn wait(&self, control: &UnixStream, state: &mut ShState, deadline: Option<Instant>) -> End {
         loop {
             if reap(state).is_err() || state.status.is_some() {
                 return End::Exited;
             }
             let now = Instant::now();
-            if now >= deadline {
-                return End::TimedOut;
-            }
-            let wait_ms = (deadline - now)
-                .as_micros()
-                .div_ceil(1000)
-                .min(i32::MAX as u128) as i32;
+            let wait_ms = match deadline {
+                Some(deadline) if now >= deadline => return End::TimedOut,
+                // Rounded up, so the last wait does not spin at 0 ms.
+                Some(deadline) => (deadline - now)
+                    .as_micros()
+                    .div_ceil(1000)
+                    .min(i32::MAX as u128) as i32,
+                None => -1,
+            };
             let (signal_ready, control_ready) = match poll2(&self.signals, control, wait_ms) {
                 Ok(ready) => ready,
                 // poll itself failing leaves us blind: stop the command rather than let it run
@@ -364,7 +366,7 @@ fn mark_inherited_fds_cloexec() {
 }
 
 /// Reads one JSON request line. `Ok(None)` when the engine closed the socket first.
-fn read_request(control: &mut &UnixStream) -> Result<Option<Request>, String> {
+fn read_request(control: &UnixStream) -> Result<Option<Request>, String> {
     let mut line = Vec::new();
     let mut limited = control.take(MAX_REQUEST_BYTES);
     let mut byte = [0u8; 4096];

@@ -113,6 +113,18 @@ async fn runs_in_the_given_directory() {
 }
 
 #[tokio::test]
+async fn an_enormous_timeout_means_no_timeout() {
+    let dir = scratch_dir();
+    let mut req = request("echo ok", dir.path());
+    req.timeout = Duration::MAX;
+    let out = run_ok(req).await;
+    assert_eq!(
+        (out.exit_code, out.timed_out, &*out.stdout),
+        (Some(0), false, "ok\n")
+    );
+}
+
+#[tokio::test]
 async fn signal_death_is_reported() {
     let dir = scratch_dir();
     // (command, signal). SIGTERM also proves the supervisor's blocked mask is not inherited.

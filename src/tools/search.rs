@@ -215,7 +215,8 @@ pub fn glob(jail: &Jail, args: &GlobArgs) -> Result<SearchOutput, SearchError> {
     } else if lines.is_empty() {
         Some(format!(
             "[no paths matched {:?} under {:?}; hidden and ignored files are skipped]",
-            args.pattern, plan.shown
+            echo(&args.pattern),
+            echo(&plan.shown)
         ))
     } else {
         None
@@ -269,7 +270,8 @@ pub fn grep(jail: &Jail, args: &GrepArgs) -> Result<SearchOutput, SearchError> {
     } else if lines.is_empty() {
         Some(format!(
             "[no matches for {:?} under {:?}; hidden, ignored and binary files are skipped]",
-            args.pattern, plan.shown
+            echo(&args.pattern),
+            echo(&plan.shown)
         ))
     } else {
         None
