@@ -15,9 +15,10 @@ deps:
 # With a display: the tray app. Without one: the headless bridge with terminal approvals.
 run: deps
 	@mkdir -p "$(SANDBOX)"
-	@if [ -n "$${DISPLAY:-}$${WAYLAND_DISPLAY:-}" ]; then \
-	  scripts/app.sh deps && SANDBOX="$(SANDBOX)" scripts/app.sh run --dir "$(SANDBOX)"; \
+	@if [ -n "$${DISPLAY:-}$${WAYLAND_DISPLAY:-}" ] && scripts/app.sh deps; then \
+	  SANDBOX="$(SANDBOX)" scripts/app.sh run --dir "$(SANDBOX)"; \
 	else \
+	  echo "starting the headless bridge (ground-link serve)"; \
 	  $(CARGO) build --release --bin ground-link && \
 	  $(TARGET_DIR)/release/ground-link serve --dir "$(SANDBOX)"; \
 	fi
