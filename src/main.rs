@@ -349,36 +349,24 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
         Command::Trust { dir, show } => {
-            let paths = ConfigPaths::from_env()?;
             let jail = Arc::new(ground_link::jail::Jail::new(
                 &dir,
                 SandboxMode::WorkspaceWrite,
             )?);
-            let policy = ground_link::policy::layers::Policy::load(paths, jail);
-            let snap = policy.snapshot();
-            let Some(current) = snap.project.content.clone() else {
+            let policy = ground_link::policy::layers::Policy::load(ConfigPaths::from_env()?, jail);
+            let view = ground_link::policy::edit::trust_view(&policy);
+            if !view.exists {
                 bail!(
                     "{} has no usable project rule file ({})",
                     dir.display(),
-                    snap.project
-                        .error
-                        .clone()
-                        .unwrap_or_else(|| "it does not exist".into())
+                    view.error.unwrap_or_else(|| "it does not exist".into())
                 );
-            };
-            let before = policy.trusted_content().unwrap_or_default();
-            if before == current {
+            }
+            if view.trusted {
                 println!("the project rule file is already trusted");
                 return Ok(ExitCode::SUCCESS);
             }
-            print!(
-                "{}",
-                ground_link::tools::fs::diff_text(
-                    ground_link::paths::PROJECT_RULES_REL,
-                    &before,
-                    &current
-                )
-            );
+            print!("{}", view.diff);
             if !show {
                 policy.trust_project()?;
                 println!("trusted");

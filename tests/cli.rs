@@ -342,3 +342,43 @@ fn token_is_created_private_shown_and_rotated() {
     assert_ne!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--rotate"));
 }
+
+#[test]
+fn trust_shows_the_diff_then_trusts() {
+    let f = Fixture::new();
+    let dir = f.root.to_str().unwrap();
+    let out = run(&f, &["trust", "--dir", dir]);
+    assert_ne!(
+        out.status.code(),
+        Some(0),
+        "no project file: nothing to trust"
+    );
+    f.put(
+        "root/.ground-link/permissions.json",
+        r#"{"version":1,"allow":["Bash(npm test *)"]}"#,
+    );
+    let check = |f: &Fixture| {
+        json_out(&run(
+            f,
+            &[
+                "check",
+                "--dir",
+                dir,
+                "--json",
+                r#"{"name":"exec_cmd","args":{"command":"npm test"}}"#,
+            ],
+        ))["decision"]
+            .clone()
+    };
+    let out = run(&f, &["trust", "--dir", dir, "--show"]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("+{\"version\":1,\"allow\":[\"Bash(npm test *)\"]}")
+    );
+    assert_eq!(check(&f), "ask", "--show trusts nothing");
+    let out = run(&f, &["trust", "--dir", dir]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("trusted"));
+    assert_eq!(check(&f), "allow");
+    let out = run(&f, &["trust", "--dir", dir]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("already trusted"));
+}
