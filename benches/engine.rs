@@ -134,7 +134,7 @@ fn main() {
         ] {
             let facts = CallFacts {
                 tool: ToolName::WriteFile,
-                paths: vec![PathFact {
+                paths: &[PathFact {
                     shown: rel.into(),
                     rel: rel.into(),
                     inside: true,
@@ -142,7 +142,7 @@ fn main() {
                     write: true,
                     from_command: false,
                 }],
-                path_errors: vec![],
+                path_errors: &[],
                 analysis: None,
                 session: None,
             };

@@ -294,8 +294,8 @@ impl Engine {
             .unwrap_or_default();
         let facts = CallFacts {
             tool: p.tool,
-            paths: p.paths.clone(),
-            path_errors: p.path_errors.clone(),
+            paths: &p.paths,
+            path_errors: &p.path_errors,
             analysis: p.analysis.as_ref(),
             session,
         };

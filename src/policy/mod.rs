@@ -36,9 +36,9 @@ pub struct PathFact {
 #[derive(Debug, Clone)]
 pub struct CallFacts<'a> {
     pub tool: ToolName,
-    pub paths: Vec<PathFact>,
+    pub paths: &'a [PathFact],
     /// Paths the jail refused outright (NUL bytes, symlink loops, unreadable components).
-    pub path_errors: Vec<String>,
+    pub path_errors: &'a [String],
     pub analysis: Option<&'a CommandAnalysis>,
     pub session: Option<&'a str>,
 }
@@ -171,7 +171,7 @@ pub fn decide(
     if let Some(e) = facts.path_errors.first() {
         return t.end(StepKind::Jail, Verdict::Deny, risk, e.clone(), None, vec![]);
     }
-    for p in &facts.paths {
+    for p in facts.paths {
         // Reading outside through a command is not the jail's call (the classifier already
         // made it not-safe); every other outside path is, unless the user chose full-access.
         if !p.inside && settings.sandbox != SandboxMode::FullAccess && (p.write || !p.from_command)
