@@ -193,26 +193,4 @@ pub fn audit_verify(app: State<'_, Arc<App>>) -> ChainCheck {
     audit_view::verify(&app.host.paths().audit_dir())
 }
 
-/// Every command, for the build script's app manifest (so each needs a capability).
-pub const ALL: &[&str] = &[
-    "approval_subscribe",
-    "approval_answer",
-    "approval_rendered",
-    "settings_get",
-    "settings_save",
-    "status_get",
-    "root_check",
-    "root_pick",
-    "root_open",
-    "rules_view",
-    "rules_apply",
-    "rules_check_call",
-    "trust_get",
-    "trust_project",
-    "hook_run",
-    "pairing_get",
-    "token_copy",
-    "token_rotate",
-    "audit_read",
-    "audit_verify",
-];
+include!("command_names.rs");

@@ -74,11 +74,7 @@ fn fresh() -> Result<String, TokenError> {
 /// Load (or create) the token: keyring first, the file as fallback.
 pub fn load(store: &dyn SecretStore, file: &Path) -> Result<Loaded, TokenError> {
     match store.get() {
-        Ok(Some(secret)) if valid(&secret) => Ok(Loaded {
-            token: Token::from_secret(secret, PathBuf::from("keyring")),
-            kept_in: store.describe(),
-            warning: None,
-        }),
+        Ok(Some(secret)) if valid(&secret) => Ok(in_keyring(store, secret)),
         Ok(_) => {
             let secret = if file.exists() {
                 token::load_or_create(file)?.secret().to_string()
@@ -86,11 +82,7 @@ pub fn load(store: &dyn SecretStore, file: &Path) -> Result<Loaded, TokenError> 
                 fresh()?
             };
             match store.set(&secret) {
-                Ok(()) => Ok(Loaded {
-                    token: Token::from_secret(secret, PathBuf::from("keyring")),
-                    kept_in: store.describe(),
-                    warning: None,
-                }),
+                Ok(()) => Ok(in_keyring(store, secret)),
                 Err(e) => from_file(
                     file,
                     Some(format!(
@@ -100,6 +92,14 @@ pub fn load(store: &dyn SecretStore, file: &Path) -> Result<Loaded, TokenError> 
             }
         }
         Err(_) => from_file(file, None),
+    }
+}
+
+fn in_keyring(store: &dyn SecretStore, secret: String) -> Loaded {
+    Loaded {
+        token: Token::from_secret(secret, PathBuf::from("keyring")),
+        kept_in: store.describe(),
+        warning: None,
     }
 }
 
@@ -126,11 +126,7 @@ pub fn rotate(store: &dyn SecretStore, file: &Path) -> Result<Loaded, TokenError
                 fresh()?
             };
             match store.set(&secret) {
-                Ok(()) => Ok(Loaded {
-                    token: Token::from_secret(secret, PathBuf::from("keyring")),
-                    kept_in: store.describe(),
-                    warning: None,
-                }),
+                Ok(()) => Ok(in_keyring(store, secret)),
                 Err(e) => {
                     let t = token::rotate(file)?;
                     Ok(Loaded {
