@@ -53,10 +53,7 @@ e2e-app: app-deps
 package: app-deps
 	scripts/app.sh package
 
-# The tray app's tests (`make app-test e2e-app`) are not part of `make test` yet: a cold build
-# of the app took ~50 minutes on the shared 2-core machine, too close to CI's 90-minute limit
-# next to everything else. See issue 5's notes.
-test: lint unit ext-test e2e-extension
+test: lint unit ext-test e2e-extension app-test e2e-app
 
 bench:
 	@scripts/install-deps.sh core bench
