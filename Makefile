@@ -37,8 +37,10 @@ ext-deps:
 ext-test: ext-deps
 	cd extension && npm test
 
+# `cargo test --no-run` builds the CLI with the same features as `make unit` did (a plain
+# `cargo build` would rebuild the dependencies that dev-dependencies unify differently).
 e2e-extension: deps ext-deps
-	$(CARGO) build --locked --bin ground-link
+	$(CARGO) test --locked --no-run
 	cd extension && GROUND_LINK_BIN=$(TARGET_DIR)/debug/ground-link npm run e2e
 
 app-deps: deps

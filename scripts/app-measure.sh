@@ -26,6 +26,12 @@ echo "cold start to bridge answering: $(( ($(date +%s%N) - start) / 1000000 )) m
 grep -o 'ready in [0-9]* ms' "$work/log" | sed 's/^/app says: tray up and /' || true
 sleep 5
 echo "idle RSS of ground-link-app (pid $pid, 5 s after start): $(( $(awk '/VmRSS/{print $2}' /proc/$pid/status) / 1024 )) MB ($(grep -E "RssAnon|RssFile|RssShmem" /proc/$pid/status | tr -s " \t" " " | tr "\n" " "))"
+echo "  PSS (shared pages split with the processes sharing them): $(( $(awk '/^Pss:/{print $2}' /proc/$pid/smaps_rollup) / 1024 )) MB"
+echo "  largest resident mappings:"
+awk '/^[0-9a-f]+-[0-9a-f]+ /{name=$6} /^Rss:/{r[name]+=$2} END{for (n in r) printf "%8d kB  %s\n", r[n], (n == "" ? "[anonymous]" : n)}' \
+  /proc/$pid/smaps | sort -rn | head -8 | sed 's/^/  /'
+echo "  WebKit helper processes (not the app's own; one web process per open window):"
+ps -o rss=,comm= --ppid "$pid" | awk '{printf "    %s %d MB\n", $2, $1/1024}'
 token=$(cat "$XDG_CONFIG_HOME/ground-link/token")
 for i in 1 2 3 4 5; do
   curl -s -o /dev/null -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \

@@ -80,6 +80,9 @@ pub enum EngineError {
 
 pub struct Engine {
     config: EngineConfig,
+    /// Ask or auto; starts as `config.mode` and may change while the engine runs (the tray's
+    /// toggle), without ending pending approvals or conversation grants.
+    mode: std::sync::RwLock<ApprovalMode>,
     jail: Arc<Jail>,
     policy: Arc<Policy>,
     audit: Option<AuditLog>,
@@ -127,6 +130,7 @@ impl Engine {
         };
         Ok(Engine {
             home: dirs::home_dir(),
+            mode: std::sync::RwLock::new(config.mode),
             config,
             jail,
             policy,
@@ -149,6 +153,16 @@ impl Engine {
         &self.config
     }
 
+    /// The approval mode now in force (the config's until [`Engine::set_mode`]).
+    pub fn mode(&self) -> ApprovalMode {
+        *self.mode.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Switch ask/auto for the calls decided from now on; nothing else is restarted.
+    pub fn set_mode(&self, mode: ApprovalMode) {
+        *self.mode.write().unwrap_or_else(|p| p.into_inner()) = mode;
+    }
+
     pub fn audit(&self) -> Option<&AuditLog> {
         self.audit.as_ref()
     }
@@ -161,7 +175,7 @@ impl Engine {
     fn settings(&self) -> PolicySettings {
         PolicySettings {
             sandbox: self.config.sandbox,
-            mode: self.config.mode,
+            mode: self.mode(),
             exec_confined: matches!(self.confinement, Confinement::Landlock { .. }),
         }
     }

@@ -245,7 +245,7 @@ fn serve(args: ServeArgs) -> Result<ExitCode> {
             ($o:expr, $($t:tt)*) => {{ let _ = writeln!($o, $($t)*); }};
         }
         say!(out, "ground-link listening on http://{}", bound.addr());
-        say!(out, "sandbox: {} ({}, mode {})", engine.jail().root().display(), engine.config().sandbox.as_str(), match engine.config().mode { ApprovalMode::Ask => "ask", ApprovalMode::Auto => "auto" });
+        say!(out, "sandbox: {} ({}, mode {})", engine.jail().root().display(), engine.config().sandbox.as_str(), match engine.mode() { ApprovalMode::Ask => "ask", ApprovalMode::Auto => "auto" });
         say!(out, "token: in {} (print it with `ground-link token`)", token.location.display());
         say!(out, "pair the extension: open its popup, paste the token, port {}", bound.addr().port());
         say!(out, "approvals: {}", match approval { Approval::Tty => "asked on this terminal", Approval::Deny => "every question is denied (--approval deny)", Approval::Allow => "EVERY question is approved (--approval allow, tests only)" });

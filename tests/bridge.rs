@@ -1093,3 +1093,68 @@ fn a_running_call_cannot_be_cancelled_and_bad_queries_say_why() {
     });
     s.shutdown();
 }
+
+#[test]
+fn connected_means_a_recent_authenticated_request_or_an_open_event_stream() {
+    let f = Fixture::new();
+    let mut s = Server::start(
+        &f,
+        Arc::new(DenyApprover { reason: None }),
+        ApprovalMode::Ask,
+        Duration::from_secs(5),
+    );
+    let c = s.client();
+    let window = Duration::from_secs(60);
+    // Requests without the token, or with a wrong one, connect nobody.
+    s.runtime.block_on(async {
+        let _ = c.get(format!("{}/health", s.base)).send().await.unwrap();
+        let r = c
+            .get(format!("{}/events", s.base))
+            .bearer_auth("f".repeat(64))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 401);
+    });
+    assert!(!s.bridge.connected(window));
+    assert_eq!(s.bridge.listeners(), 0);
+
+    // An authenticated request connects for the window, and only for it.
+    s.runtime.block_on(async {
+        let r = c
+            .get(format!("{}/health", s.base))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+    });
+    assert!(s.bridge.connected(window));
+    std::thread::sleep(Duration::from_millis(2100));
+    assert!(!s.bridge.connected(Duration::ZERO), "the window has passed");
+
+    // A held event stream keeps the extension connected however old its last request is.
+    let events = s.runtime.block_on(async {
+        c.get(format!("{}/events", s.base))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap()
+    });
+    assert_eq!(events.status(), 200);
+    assert_eq!(s.bridge.listeners(), 1);
+    std::thread::sleep(Duration::from_millis(2100));
+    assert!(s.bridge.connected(Duration::ZERO), "the stream is still open");
+
+    // Closing the stream (the client goes away) ends it; the server notices within its
+    // keep-alive interval at the latest.
+    drop(events);
+    drop(c);
+    let start = std::time::Instant::now();
+    while s.bridge.listeners() != 0 && start.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(s.bridge.listeners(), 0);
+    assert!(!s.bridge.connected(Duration::ZERO));
+    s.shutdown();
+}

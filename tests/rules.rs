@@ -438,6 +438,12 @@ fn modes_and_sandboxes() {
         Verdict::Ask,
         "auto still asks for dangerous"
     );
+    // The tray's toggle switches a running engine, both ways.
+    auto.set_mode(ApprovalMode::Ask);
+    assert_eq!(auto.mode(), ApprovalMode::Ask);
+    assert_eq!(check(&auto, &write).decision, Verdict::Ask, "ask again");
+    auto.set_mode(ApprovalMode::Auto);
+    assert_eq!(check(&auto, &write).decision, Verdict::Allow, "auto again");
     let ro = f.engine_with(
         SandboxMode::ReadOnly,
         ApprovalMode::Auto,

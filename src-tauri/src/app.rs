@@ -153,8 +153,16 @@ impl App {
         if new.autostart != old.autostart {
             self.set_autostart(new.autostart);
         }
-        if new.root != old.root || new.core != old.core || self.host.engine().is_none() {
-            self.host.apply(&new).await.map_err(|e| e.to_string())?;
+        let mut live = old.core.clone();
+        live.mode = new.core.mode;
+        live.language = new.core.language;
+        match self.host.engine() {
+            // Ask/auto and the language change in place: pending approvals and conversation
+            // grants survive the tray's toggle.
+            Some(engine) if new.root == old.root && new.core == live => {
+                engine.set_mode(new.core.mode);
+            }
+            _ => self.host.apply(&new).await.map_err(|e| e.to_string())?,
         }
         Ok(self.settings_view())
     }
@@ -267,11 +275,23 @@ impl App {
             .map_err(|e| e.to_string())
     }
 
+    /// Bring a window to the front, making it first if it was closed.
     pub fn show(&self, w: WindowId) {
-        if let Some(win) = self.handle.get_webview_window(w.label()) {
+        let reveal = |win: tauri::WebviewWindow| {
             let _ = win.unminimize();
             let _ = win.show();
             let _ = win.set_focus();
+        };
+        match self.handle.get_webview_window(w.label()) {
+            Some(win) => reveal(win),
+            None => {
+                let app = self.handle.clone();
+                tauri::async_runtime::spawn_blocking(move || {
+                    if let Some(win) = crate::windows::get_or_create(&app, w) {
+                        reveal(win);
+                    }
+                });
+            }
         }
     }
 

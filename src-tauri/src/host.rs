@@ -8,7 +8,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use tokio::sync::{Mutex, oneshot};
 
@@ -21,7 +21,8 @@ use ground_link::paths::ConfigPaths;
 use crate::approver::DialogApprover;
 use crate::settings::AppSettings;
 
-/// The extension counts as connected this long after its last authenticated request.
+/// The extension counts as connected this long after its last authenticated request (and for
+/// as long as it holds `/events` open).
 pub const CONNECTED_WINDOW: Duration = Duration::from_secs(60);
 
 pub struct Running {
@@ -66,13 +67,6 @@ pub struct Host {
     current: std::sync::Mutex<Option<(Arc<Engine>, Arc<Bridge>)>>,
     paused: std::sync::atomic::AtomicBool,
     problem: std::sync::Mutex<Option<String>>,
-}
-
-fn now_secs() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
 }
 
 impl Host {
@@ -218,14 +212,12 @@ impl Host {
                                 format!("{} rule file {path} is broken: {err}", layer.as_str())
                             });
                 }
-                let seen = bridge.last_seen();
                 HostStatus {
                     running: true,
                     paused: false,
                     port: Some(bridge.port()),
                     root: Some(engine.jail().root().to_path_buf()),
-                    connected: seen != 0
-                        && now_secs().saturating_sub(seen) <= CONNECTED_WINDOW.as_secs(),
+                    connected: bridge.connected(CONNECTED_WINDOW),
                     pending,
                     problem,
                 }

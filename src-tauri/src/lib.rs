@@ -72,9 +72,8 @@ impl Args {
 }
 
 struct TrayHandles {
-    status: MenuItem<tauri::Wry>,
-    root: MenuItem<tauri::Wry>,
-    pause: MenuItem<tauri::Wry>,
+    /// Every plain item, so a change of language relabels them all.
+    items: Vec<(TrayItem, MenuItem<tauri::Wry>)>,
     auto: CheckMenuItem<tauri::Wry>,
 }
 
@@ -125,9 +124,10 @@ impl TrayActions for Actions {
 
 fn build_tray(app: &AppHandle, state: &Arc<App>) -> tauri::Result<TrayHandles> {
     let s = state.host.status();
-    let auto = state.settings().core.mode == ApprovalMode::Auto;
+    let settings = state.settings();
+    let (auto, lang) = (settings.core.mode == ApprovalMode::Auto, settings.core.language);
     let item = |i: TrayItem, enabled: bool| {
-        MenuItem::with_id(app, i.id(), tray::label(i, &s, auto), enabled, None::<&str>)
+        MenuItem::with_id(app, i.id(), tray::label(i, &s, lang), enabled, None::<&str>)
     };
     let status = item(TrayItem::Status, false)?;
     let root = item(TrayItem::SandboxRoot, true)?;
@@ -135,12 +135,12 @@ fn build_tray(app: &AppHandle, state: &Arc<App>) -> tauri::Result<TrayHandles> {
     let auto_item = CheckMenuItem::with_id(
         app,
         TrayItem::AutoMode.id(),
-        tray::label(TrayItem::AutoMode, &s, auto),
+        tray::label(TrayItem::AutoMode, &s, lang),
         true,
         auto,
         None::<&str>,
     )?;
-    let settings = item(TrayItem::OpenSettings, true)?;
+    let open_settings = item(TrayItem::OpenSettings, true)?;
     let clipboard = item(TrayItem::RunClipboard, true)?;
     let quit = item(TrayItem::Quit, true)?;
     let sep = PredefinedMenuItem::separator(app)?;
@@ -148,10 +148,10 @@ fn build_tray(app: &AppHandle, state: &Arc<App>) -> tauri::Result<TrayHandles> {
     let menu = Menu::with_items(
         app,
         &[
-            &status, &root, &sep, &pause, &auto_item, &settings, &clipboard, &sep2, &quit,
+            &status, &root, &sep, &pause, &auto_item, &open_settings, &clipboard, &sep2, &quit,
         ],
     )?;
-    let look = tray::look(&s);
+    let look = tray::look(&s, lang);
     let actions = Arc::clone(state);
     TrayIconBuilder::with_id("main")
         .icon(Image::from_bytes(look.icon.png())?)
@@ -165,9 +165,14 @@ fn build_tray(app: &AppHandle, state: &Arc<App>) -> tauri::Result<TrayHandles> {
         })
         .build(app)?;
     Ok(TrayHandles {
-        status,
-        root,
-        pause,
+        items: vec![
+            (TrayItem::Status, status),
+            (TrayItem::SandboxRoot, root),
+            (TrayItem::Pause, pause),
+            (TrayItem::OpenSettings, open_settings),
+            (TrayItem::RunClipboard, clipboard),
+            (TrayItem::Quit, quit),
+        ],
         auto: auto_item,
     })
 }
@@ -180,24 +185,25 @@ fn follow_state(app: AppHandle, state: Arc<App>, handles: TrayHandles) {
         let mut last = None;
         loop {
             let s = state.host.status();
-            let auto = state.settings().core.mode == ApprovalMode::Auto;
-            let look = tray::look(&s);
-            if last.as_ref() != Some(&(look.clone(), auto, s.root.clone(), s.paused)) {
+            let settings = state.settings();
+            let (auto, lang) = (settings.core.mode == ApprovalMode::Auto, settings.core.language);
+            let look = tray::look(&s, lang);
+            let key = (look.clone(), auto, lang, s.root.clone(), s.paused);
+            if last.as_ref() != Some(&key) {
                 if let Some(t) = app.tray_by_id("main") {
                     if let Ok(img) = Image::from_bytes(look.icon.png()) {
                         let _ = t.set_icon(Some(img));
                     }
                     let _ = t.set_tooltip(Some(&look.tooltip));
                 }
-                let _ = handles.status.set_text(&look.status);
+                for (item, handle) in &handles.items {
+                    let _ = handle.set_text(tray::label(*item, &s, lang));
+                }
                 let _ = handles
-                    .root
-                    .set_text(tray::label(TrayItem::SandboxRoot, &s, auto));
-                let _ = handles
-                    .pause
-                    .set_text(tray::label(TrayItem::Pause, &s, auto));
+                    .auto
+                    .set_text(tray::label(TrayItem::AutoMode, &s, lang));
                 let _ = handles.auto.set_checked(auto);
-                last = Some((look, auto, s.root.clone(), s.paused));
+                last = Some(key);
             }
             let _ = tokio::time::timeout(Duration::from_secs(1), pending.changed()).await;
         }
@@ -232,48 +238,25 @@ fn deny_shown(app: &AppHandle) {
 }
 
 fn on_window_event(window: &tauri::Window, event: &WindowEvent) {
-    let id = WindowId::from_label(window.label());
+    let Some(id) = WindowId::from_label(window.label()) else {
+        return;
+    };
     match event {
-        WindowEvent::CloseRequested { api, .. } => {
-            // Windows are made once and hidden, never destroyed: closing the dialog is a deny.
+        WindowEvent::CloseRequested { api, .. } if id.kept() => {
+            // The dialog is made once and hidden, never destroyed: closing it is a deny.
             api.prevent_close();
             let _ = window.hide();
-            if id == Some(WindowId::Approval) {
-                deny_shown(window.app_handle());
-            }
+            deny_shown(window.app_handle());
         }
-        WindowEvent::Destroyed => {
+        WindowEvent::Destroyed if id.kept() => {
             // Destroyed anyway (some window managers and WebDriver do): deny what it showed,
             // and make it again so the next call has a dialog.
             let app = window.app_handle().clone();
-            if id == Some(WindowId::Approval) {
-                deny_shown(&app);
-            }
-            if let Some(w) = id {
-                tauri::async_runtime::spawn(async move { recreate(&app, w) });
-            }
+            deny_shown(&app);
+            tauri::async_runtime::spawn_blocking(move || windows::get_or_create(&app, id));
         }
+        // Settings closes for real, and its web process with it; "open" makes it again.
         _ => {}
-    }
-}
-
-fn recreate(app: &AppHandle, id: WindowId) {
-    let Some(config) = app
-        .config()
-        .app
-        .windows
-        .iter()
-        .find(|w| w.label == id.label())
-        .cloned()
-    else {
-        return;
-    };
-    match tauri::WebviewWindowBuilder::from_config(app, &config).and_then(|b| b.build()) {
-        Ok(_) => {}
-        Err(e) => eprintln!(
-            "ground-link-app: the {} window could not be made again: {e}",
-            id.label()
-        ),
     }
 }
 

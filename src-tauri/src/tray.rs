@@ -2,6 +2,8 @@
 //! state, and the menu's handlers behind a small trait so they are tested without a tray host
 //! (Xvfb has none).
 
+use ground_link::protocol::Language;
+
 use crate::host::HostStatus;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -86,36 +88,31 @@ pub struct TrayLook {
     pub status: String,
 }
 
-pub fn look(s: &HostStatus) -> TrayLook {
+pub fn look(s: &HostStatus, lang: Language) -> TrayLook {
+    let zh = lang == Language::Zh;
     let (icon, status) = if s.pending > 0 {
-        (
-            TrayIcon::Waiting(s.pending),
-            format!(
-                "{} call{} waiting for your approval",
-                s.pending,
-                if s.pending == 1 { "" } else { "s" }
-            ),
-        )
+        let n = s.pending;
+        let text = match (zh, n) {
+            (true, _) => format!("{n} 个调用等待你批准"),
+            (false, 1) => "1 call waiting for your approval".to_string(),
+            (false, _) => format!("{n} calls waiting for your approval"),
+        };
+        (TrayIcon::Waiting(n), text)
     } else if s.paused {
-        (TrayIcon::Paused, "Paused: nothing runs".to_string())
+        let text = if zh { "已暂停：不会运行任何调用" } else { "Paused: nothing runs" };
+        (TrayIcon::Paused, text.to_string())
     } else if !s.running {
-        (
-            TrayIcon::Disconnected,
-            format!(
-                "Not running: {}",
-                s.problem.clone().unwrap_or_else(|| "starting".into())
-            ),
-        )
+        let why = s.problem.clone().unwrap_or_else(|| {
+            if zh { "正在启动" } else { "starting" }.to_string()
+        });
+        let text = if zh { format!("未运行：{why}") } else { format!("Not running: {why}") };
+        (TrayIcon::Disconnected, text)
     } else if s.connected {
-        (
-            TrayIcon::Connected,
-            "Browser extension connected".to_string(),
-        )
+        let text = if zh { "浏览器扩展已连接" } else { "Browser extension connected" };
+        (TrayIcon::Connected, text.to_string())
     } else {
-        (
-            TrayIcon::Disconnected,
-            "Waiting for the browser extension".to_string(),
-        )
+        let text = if zh { "等待浏览器扩展连接" } else { "Waiting for the browser extension" };
+        (TrayIcon::Disconnected, text.to_string())
     };
     let mut tooltip = format!("ground-link: {status}");
     if let (Some(port), Some(root)) = (s.port, &s.root) {
@@ -123,7 +120,8 @@ pub fn look(s: &HostStatus) -> TrayLook {
     }
     if s.running {
         if let Some(p) = &s.problem {
-            tooltip.push_str(&format!("\nwarning: {p}"));
+            let warning = if zh { "警告" } else { "warning" };
+            tooltip.push_str(&format!("\n{warning}: {p}"));
         }
     }
     TrayLook {
@@ -159,22 +157,26 @@ pub fn handle(item: TrayItem, a: &dyn TrayActions) -> bool {
     true
 }
 
-/// The label of an item for the current state.
-pub fn label(item: TrayItem, s: &HostStatus, auto: bool) -> String {
+/// The label of an item for the current state, in the person's language.
+pub fn label(item: TrayItem, s: &HostStatus, lang: Language) -> String {
+    let zh = lang == Language::Zh;
+    let pick = |en: &str, cn: &str| if zh { cn } else { en }.to_string();
     match item {
-        TrayItem::Status => look(s).status,
+        TrayItem::Status => look(s, lang).status,
         TrayItem::SandboxRoot => match &s.root {
+            Some(r) if zh => format!("打开沙箱目录（{}）", r.display()),
             Some(r) => format!("Open sandbox folder ({})", r.display()),
-            None => "Open sandbox folder (none chosen)".to_string(),
+            None => pick("Open sandbox folder (none chosen)", "打开沙箱目录（尚未选择）"),
         },
-        TrayItem::Pause => if s.paused { "Resume" } else { "Pause" }.to_string(),
-        TrayItem::AutoMode => {
-            let _ = auto;
-            "Auto mode (moderate calls run without asking)".to_string()
-        }
-        TrayItem::OpenSettings => "Settings…".to_string(),
-        TrayItem::RunClipboard => "Run tool calls from clipboard".to_string(),
-        TrayItem::Quit => "Quit ground-link".to_string(),
+        TrayItem::Pause if s.paused => pick("Resume", "继续"),
+        TrayItem::Pause => pick("Pause", "暂停"),
+        TrayItem::AutoMode => pick(
+            "Auto mode (moderate calls run without asking)",
+            "自动模式（中等风险的调用不再询问）",
+        ),
+        TrayItem::OpenSettings => pick("Settings…", "设置…"),
+        TrayItem::RunClipboard => pick("Run tool calls from clipboard", "运行剪贴板中的工具调用"),
+        TrayItem::Quit => pick("Quit ground-link", "退出 ground-link"),
     }
 }
 
@@ -227,13 +229,13 @@ mod tests {
             ),
         ];
         for (s, icon, text) in table {
-            let l = look(&s);
+            let l = look(&s, Language::En);
             assert_eq!(l.icon, icon, "{s:?}");
             assert!(l.tooltip.contains(text), "{}", l.tooltip);
             assert!(l.status.contains(text));
         }
         assert!(
-            look(&status(true, false, true, 0))
+            look(&status(true, false, true, 0), Language::En)
                 .tooltip
                 .contains("127.0.0.1:18080 · /home/u/proj")
         );
@@ -318,8 +320,39 @@ mod tests {
             assert_eq!(TrayItem::from_id(item.id()), Some(item));
         }
         assert_eq!(
-            label(TrayItem::Pause, &status(false, true, false, 0), false),
+            label(TrayItem::Pause, &status(false, true, false, 0), Language::En),
             "Resume"
+        );
+    }
+
+    #[test]
+    fn the_tray_speaks_the_chosen_language() {
+        let states = [
+            status(true, false, true, 0),
+            status(true, false, false, 0),
+            status(true, false, true, 3),
+            status(false, true, false, 0),
+            status(false, false, false, 0),
+        ];
+        for s in &states {
+            let (en, zh) = (look(s, Language::En), look(s, Language::Zh));
+            assert_eq!(en.icon, zh.icon, "{s:?}");
+            assert_ne!(en.status, zh.status, "{s:?}");
+            assert!(
+                zh.status.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
+                "not Chinese: {}",
+                zh.status
+            );
+            for item in TrayItem::ALL {
+                let (e, z) = (label(item, s, Language::En), label(item, s, Language::Zh));
+                assert_ne!(e, z, "{item:?} is not translated");
+                assert!(!z.is_empty() && !e.is_empty());
+            }
+        }
+        assert!(look(&status(true, false, true, 3), Language::Zh).status.contains('3'));
+        assert!(
+            label(TrayItem::SandboxRoot, &status(true, false, true, 0), Language::Zh)
+                .contains("/home/u/proj")
         );
     }
 }

@@ -1,6 +1,10 @@
 //! The app's windows, as an enum rather than label strings (CONVENTIONS: windows and tray items
-//! are enums). Both are declared in `tauri.conf.json` and created hidden at start-up, so the
-//! approval dialog appears within the 300 ms budget and WebDriver finds a window at once.
+//! are enums). Both are declared in `tauri.conf.json`.
+//!
+//! The approval dialog is created hidden at start-up and never destroyed, so it appears within
+//! the 300 ms budget (and WebDriver finds a window at once). The settings window is made when
+//! it is opened and destroyed when it is closed: each window has its own WebKit web process
+//! (~160 MB resident), which a tray app should not keep for a window seldom open.
 
 use serde::{Deserialize, Serialize};
 
@@ -28,6 +32,38 @@ impl WindowId {
     pub fn from_label(label: &str) -> Option<WindowId> {
         WindowId::ALL.into_iter().find(|w| w.label() == label)
     }
+
+    /// Whether closing the window only hides it (the dialog), or destroys it (settings).
+    pub fn kept(self) -> bool {
+        self == WindowId::Approval
+    }
+}
+
+/// Serialises creation, so two quick "open settings" do not race to make the same window.
+static CREATING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The window, made from its `tauri.conf.json` entry if it does not exist yet. Call it off the
+/// main thread: building waits for the event loop.
+pub fn get_or_create(app: &tauri::AppHandle, id: WindowId) -> Option<tauri::WebviewWindow> {
+    use tauri::Manager;
+    let _one = CREATING.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(w) = app.get_webview_window(id.label()) {
+        return Some(w);
+    }
+    let config = app
+        .config()
+        .app
+        .windows
+        .iter()
+        .find(|w| w.label == id.label())
+        .cloned()?;
+    match tauri::WebviewWindowBuilder::from_config(app, &config).and_then(|b| b.build()) {
+        Ok(w) => Some(w),
+        Err(e) => {
+            eprintln!("ground-link-app: the {} window could not be made: {e}", id.label());
+            None
+        }
+    }
 }
 
 #[cfg(test)]
@@ -53,7 +89,11 @@ mod tests {
         }
         for w in config["app"]["windows"].as_array().unwrap() {
             assert_eq!(w["visible"], false, "windows start hidden: {w}");
+            let id = WindowId::from_label(w["label"].as_str().unwrap()).unwrap();
+            // Made at start-up exactly when kept (Tauri's `create` defaults to true).
+            assert_eq!(w["create"].as_bool().unwrap_or(true), id.kept(), "{w}");
         }
+        assert!(WindowId::Approval.kept() && !WindowId::Settings.kept());
         assert_eq!(WindowId::from_label("main"), None);
     }
 }

@@ -333,39 +333,52 @@ impl Drop for World {
     }
 }
 
-fn kill_app(port: u16) {
+/// The app we started, found by its port (it is a child of WebKitWebDriver, not of this test).
+fn app_pid(port: u16) -> Option<i32> {
     let needle = format!("--port\0{port}\0");
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|entry| {
+        let pid = entry.file_name().to_string_lossy().parse::<i32>().ok()?;
+        let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
         let text = String::from_utf8_lossy(&cmdline);
-        if text.contains("ground-link-app") && text.contains(&needle) {
-            let _ = Command::new("kill").arg(pid.to_string()).status();
-        }
+        (text.contains("ground-link-app") && text.contains(&needle)).then_some(pid)
+    })
+}
+
+fn kill_app(port: u16) {
+    if let Some(pid) = app_pid(port) {
+        let _ = Command::new("kill").arg(pid.to_string()).status();
     }
 }
 
 /// Resident memory of the app we started, in MiB.
 fn app_rss_mb(port: u16) -> Option<u64> {
-    let needle = format!("--port\0{port}\0");
-    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let text = String::from_utf8_lossy(&cmdline);
-        if text.contains("ground-link-app") && text.contains(&needle) {
-            let status = std::fs::read_to_string(entry.path().join("status")).ok()?;
-            let kb: u64 = status
-                .lines()
-                .find(|l| l.starts_with("VmRSS:"))?
-                .split_whitespace()
-                .nth(1)?
-                .parse()
-                .ok()?;
-            return Some(kb / 1024);
-        }
-    }
-    None
+    let status = std::fs::read_to_string(format!("/proc/{}/status", app_pid(port)?)).ok()?;
+    let kb: u64 = status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
+    Some(kb / 1024)
+}
+
+/// WebKit web processes (one per live webview) whose parent is `pid`.
+fn web_processes(pid: i32) -> usize {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    dir.flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
+        .filter(|stat| {
+            // "pid (comm) state ppid ..."; comm may hold spaces, so split after the last ')'.
+            let Some((head, rest)) = stat.rsplit_once(')') else {
+                return false;
+            };
+            let ppid = rest.split_whitespace().nth(1).and_then(|p| p.parse::<i32>().ok());
+            head.contains("(WebKitWebProces") && ppid == Some(pid)
+        })
+        .count()
 }
 
 fn write_call(path: &str, content: &str) -> Value {
@@ -561,6 +574,54 @@ fn a_broken_rule_file_shows_its_error_and_keeps_the_last_good_rules() {
     );
 }
 
+fn a_second_launch_opens_settings_and_closing_it_frees_its_web_process() {
+    let w = World::start(&[]);
+    let pid = app_pid(w.port).expect("the app's process");
+    // At rest only the (hidden) approval dialog exists.
+    w.wait_for("one web process", Duration::from_secs(15), || {
+        (web_processes(pid) == 1).then_some(())
+    });
+    let second_launch = || {
+        let start = Instant::now();
+        let status = Command::new(env!("CARGO_BIN_EXE_ground-link-app"))
+            .args(["--port", &w.port.to_string()])
+            .env("XDG_CONFIG_HOME", w.base.path().join("config"))
+            .env("XDG_DATA_HOME", w.base.path().join("data"))
+            .env(
+                "GROUND_LINK_MANAGED_FILE",
+                w.base.path().join("managed/permissions.json"),
+            )
+            .env("WEBKIT_DISABLE_DMABUF_RENDERER", "1")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        // It hands over to the running app and ends; it must not start a second bridge.
+        assert!(status.success(), "second launch: {status}");
+        assert!(start.elapsed() < Duration::from_secs(20));
+    };
+    second_launch();
+    w.switch_to("settings.html");
+    w.el("#tab-rules");
+    assert_eq!(web_processes(pid), 2, "settings has its own web process");
+    // The window manager's close button: settings closes for real.
+    let closed = Command::new("/usr/bin/python3")
+        .arg(repo().join("scripts/app-close-window.py"))
+        .arg("ground-link — settings")
+        .status()
+        .unwrap();
+    assert!(closed.success(), "no settings window to close");
+    w.wait_for("the settings web process to end", Duration::from_secs(20), || {
+        (web_processes(pid) == 1).then_some(())
+    });
+    assert!(w.health(), "the bridge keeps running");
+    // Opening it again makes a new one.
+    second_launch();
+    w.switch_to("settings.html");
+    w.el("#tab-rules");
+    assert_eq!(web_processes(pid), 2);
+}
+
 #[test]
 #[ignore = "needs Xvfb, D-Bus and tauri-driver: run scripts/app.sh e2e"]
 fn e2e() {
@@ -586,6 +647,10 @@ fn e2e() {
         (
             "a broken rule file shows its error and keeps the last good rules",
             a_broken_rule_file_shows_its_error_and_keeps_the_last_good_rules,
+        ),
+        (
+            "a second launch opens settings; closing settings frees its web process",
+            a_second_launch_opens_settings_and_closing_it_frees_its_web_process,
         ),
     ];
     let only = std::env::var("GL_E2E_ONLY").unwrap_or_default();

@@ -14,7 +14,7 @@ pub mod token;
 
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddr};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -51,6 +51,8 @@ pub struct Bridge {
     paired: Mutex<BTreeMap<String, u64>>,
     /// Unix seconds of the last authenticated request (the tray's "connected").
     last_seen: AtomicU64,
+    /// `/events` streams open now (each one was authenticated when it opened).
+    listeners: Arc<AtomicUsize>,
 }
 
 impl Bridge {
@@ -76,6 +78,45 @@ impl Bridge {
 
     pub fn last_seen(&self) -> u64 {
         self.last_seen.load(Ordering::Relaxed)
+    }
+
+    /// How many `/events` streams are open.
+    pub fn listeners(&self) -> usize {
+        self.listeners.load(Ordering::Relaxed)
+    }
+
+    /// Whether an extension is connected: it holds `/events` open, or it made an
+    /// authenticated request within `window` (DESIGN §7: the tray's state).
+    pub fn connected(&self, window: Duration) -> bool {
+        if self.listeners() > 0 {
+            return true;
+        }
+        let seen = self.last_seen();
+        seen != 0 && unix_now().saturating_sub(seen) <= window.as_secs()
+    }
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// Counts one open `/events` stream for as long as the stream lives; the server drops the
+/// stream when the client goes away (at the latest on the next keep-alive write).
+struct Listening(Arc<AtomicUsize>);
+
+impl Listening {
+    fn new(count: &Arc<AtomicUsize>) -> Listening {
+        count.fetch_add(1, Ordering::Relaxed);
+        Listening(Arc::clone(count))
+    }
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -150,6 +191,7 @@ pub async fn bind(
         port,
         paired: Mutex::new(BTreeMap::new()),
         last_seen: AtomicU64::new(0),
+        listeners: Arc::new(AtomicUsize::new(0)),
     });
     Ok(Bound { bridge, listener })
 }
@@ -235,10 +277,7 @@ async fn guard(State(bridge): State<Arc<Bridge>>, mut req: Request, next: Next) 
     };
     let authed = bearer(req.headers()).is_some_and(|t| bridge.token.matches(t));
     if authed {
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
+        let now = unix_now();
         bridge.last_seen.store(now, Ordering::Relaxed);
         if let Some(o) = origin {
             bridge
@@ -276,7 +315,7 @@ async fn health(
     if authed {
         let c = bridge.engine.config();
         body["dir"] = json!(bridge.engine.jail().root().display().to_string());
-        body["mode"] = json!(c.mode);
+        body["mode"] = json!(bridge.engine.mode());
         body["sandbox"] = json!(c.sandbox);
         body["pending"] = json!(bridge.broker.pending_count());
     }
@@ -434,12 +473,17 @@ async fn prompt(Query(q): Query<PromptQuery>) -> Response {
 }
 
 async fn events(State(bridge): State<Arc<Bridge>>) -> Response {
-    let stream = BroadcastStream::new(bridge.broker.subscribe()).filter_map(|e| async move {
-        let event = e.ok()?;
-        let data = serde_json::to_string(&event).ok()?;
-        Some(Ok::<_, std::convert::Infallible>(
-            SseEvent::default().data(data),
-        ))
+    let listening = Listening::new(&bridge.listeners);
+    let stream = BroadcastStream::new(bridge.broker.subscribe()).filter_map(move |e| {
+        // The stream owns the guard, so the count drops when the stream does.
+        let _alive = &listening;
+        async move {
+            let event = e.ok()?;
+            let data = serde_json::to_string(&event).ok()?;
+            Some(Ok::<_, std::convert::Infallible>(
+                SseEvent::default().data(data),
+            ))
+        }
     });
     Sse::new(stream)
         .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
