@@ -2,6 +2,7 @@
 // nothing is answered without a click, and a scoped allow carries the edited rule.
 import { beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import type { ApprovalView, DialogState } from "../gen/types";
+import { englishFromTable, strayWords, visibleTexts } from "../i18n-check";
 
 const calls: { cmd: string; args: Record<string, unknown> }[] = [];
 let push: ((s: DialogState) => void) | null = null;
@@ -92,5 +93,28 @@ describe("the approval page", () => {
     expect((document.getElementById("deny-reason") as HTMLInputElement).value).toBe("typing");
     push?.({ current: null, queued: 0, language: "en" });
     expect(document.getElementById("tool")).toBeNull();
+  });
+
+  // What the model and the engine wrote is shown as it came, in any language.
+  const DATA = [view.tool, "path", "<img src=x onerror=alert(1)>", "<b>trust me</b>", view.why, "chat.example/c/1", "+<script>alert(1)</script>", "curl x"];
+  const more = (callId: string): ApprovalView => ({ ...view, callId, diffCut: 3, commandParts: ["curl x"] });
+
+  it("in zh shows no English from the text table and nothing hard-coded", () => {
+    push?.({ current: more("c-zh"), queued: 2, language: "zh" });
+    const seen = visibleTexts();
+    expect(seen).toContain("在此项目中允许");
+    expect(seen).toContain("还有 3 行未显示");
+    expect(englishFromTable(seen, DATA)).toEqual([]);
+    expect(strayWords(seen, DATA)).toEqual([]);
+  });
+
+  it("in en shows the English labels", () => {
+    push?.({ current: more("c-en"), queued: 2, language: "en" });
+    const seen = visibleTexts();
+    for (const want of ["Allow for this project", "risk: moderate", "+2 more waiting", "3 more lines not shown", "from chat.example/c/1", "Why you are asked", "Esc or closing this window denies."]) {
+      expect(seen).toContain(want);
+    }
+    expect(document.getElementById("deny-reason")?.getAttribute("placeholder")).toBe("Reason for the model (optional)");
+    expect(englishFromTable(seen, DATA).length).toBeGreaterThan(15);
   });
 });

@@ -22,7 +22,7 @@ function render(state: DialogState): void {
   const root = byId("app");
   const v = state.current ?? null;
   if (v && shown && v.callId === shown.callId) {
-    byId("queued").textContent = state.queued > 0 ? `+${state.queued} ${t("queued")}` : "";
+    byId("queued").textContent = state.queued > 0 ? t("queued", { n: state.queued }) : "";
     return; // same call: keep what the person typed
   }
   shown = v;
@@ -34,10 +34,10 @@ function render(state: DialogState): void {
   const form = formFromRule(v.proposedRule);
   add(root,
     h("header", { class: "head" },
-      h("h1", {}, h("span", { id: "tool", text: v.tool }), " ", h("span", { id: "risk", class: `risk risk-${v.risk}`, text: `${t("risk")}: ${v.risk}` })),
+      h("h1", {}, h("span", { id: "tool", text: v.tool }), " ", h("span", { id: "risk", class: `risk risk-${v.risk}`, text: t("risk", { risk: v.risk }) })),
       h("div", { class: "meta" },
-        v.chat ? h("span", { id: "chat", text: `${t("from")} ${v.chat}` }) : null,
-        h("span", { id: "queued", text: state.queued > 0 ? `+${state.queued} ${t("queued")}` : "" }),
+        v.chat ? h("span", { id: "chat", text: t("from", { chat: v.chat }) }) : null,
+        h("span", { id: "queued", text: state.queued > 0 ? t("queued", { n: state.queued }) : "" }),
         h("span", { class: "countdown" }, `${t("timeLeft")} `, h("b", { id: "countdown", text: countdown(v.deadlineMs, Date.now()) })),
       ),
     ),
@@ -51,7 +51,7 @@ function render(state: DialogState): void {
     v.diff.length > 0
       ? h("section", {}, h("h2", { text: t("diff") }),
           h("pre", { id: "diff", class: "diff" }, ...v.diff.map((l) => h("div", { class: `d-${l.kind}`, text: l.text || " " }))),
-          v.diffCut > 0 ? h("p", { class: "muted", text: `${v.diffCut} ${t("diffCut")}` }) : null)
+          v.diffCut > 0 ? h("p", { class: "muted", text: t("diffCut", { n: v.diffCut }) }) : null)
       : null,
     scoped
       ? h("section", { class: "rule" }, h("h2", { text: t("ruleTitle") }),
@@ -116,5 +116,5 @@ setInterval(() => {
 }, 500);
 
 approval.subscribe(render).then(render).catch((e) => {
-  byId("app").textContent = `ground-link could not load the pending call: ${message(e)}`;
+  byId("app").textContent = t("approvalLoadFailed", { error: message(e) });
 });

@@ -1,6 +1,7 @@
 // Pure helpers of the settings window: building rules and hooks from the form, telling a
 // shorthand from JSON, and summarising a decision. The engine validates everything again.
 import type { Decision, Hook, Rule, RuleAction, RuleEdit } from "../gen/types";
+import { t } from "../i18n";
 
 export interface RuleFields {
   id: string;
@@ -44,20 +45,20 @@ export function isShorthand(text: string): boolean {
 
 /** What the "add" box means: a shorthand for the chosen action, or a JSON rule. */
 export function editFromText(text: string, action: RuleAction): RuleEdit {
-  const t = text.trim();
-  if (isShorthand(t)) return { type: "addShorthand", action, text: t };
+  const trimmed = text.trim();
+  if (isShorthand(trimmed)) return { type: "addShorthand", action, text: trimmed };
   let parsed: unknown;
   try {
-    parsed = JSON.parse(t);
+    parsed = JSON.parse(trimmed);
   } catch {
-    throw new Error("write a shorthand like Bash(npm test *) or a JSON rule like {\"id\":…,\"action\":\"deny\",\"tool\":\"exec_cmd\",…}");
+    throw new Error(t("ruleTextInvalid", { shorthand: "Bash(npm test *)", json: '{"id":…,"action":"deny","tool":"exec_cmd",…}' }));
   }
   return { type: "add", rule: parsed as Rule };
 }
 
 export function decisionLines(d: Decision): string[] {
-  const lines = [`${d.decision.toUpperCase()} (risk ${d.risk}): ${d.reason}`];
-  if (d.rule) lines.push(`rule ${d.rule.id} from the ${d.rule.layer} file`);
+  const lines = [t("decisionHead", { verdict: d.decision.toUpperCase(), risk: d.risk, reason: d.reason })];
+  if (d.rule) lines.push(t("decisionRule", { id: d.rule.id, layer: d.rule.layer }));
   for (const s of d.steps) lines.push(`  ${s.step}${s.outcome ? ` → ${s.outcome}` : ""}: ${s.detail}`);
   return lines;
 }

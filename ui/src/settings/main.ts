@@ -1,9 +1,10 @@
 // The settings window: sandbox root and modes, rules (global, project, managed read-only),
 // hooks, project trust, pairing and the audit log. Every change goes through a command that
-// the core validates; messages shown are the engine's own.
+// the core validates; messages shown are the engine's own. The window's own text comes from
+// ../i18n in the saved language, and saving another language redraws the window in it.
 import "../style.css";
 import { add, byId, clear, h } from "../dom";
-import { setLanguage, t } from "../i18n";
+import { locale, setLanguage, t } from "../i18n";
 import { message, settings as ipc } from "../ipc";
 import type { AppSettings, CallStatus, Hook, Hooks, Layer, RuleAction, RuleFileView, SettingsView } from "../gen/types";
 import { decisionLines, editFromText, fieldsFromRule, hookFromFields, ruleFromFields } from "./logic";
@@ -48,26 +49,26 @@ function renderGeneral(el: HTMLElement): void {
   const s = view.settings;
   const st = view.status;
   const status = st.running
-    ? `running on 127.0.0.1:${st.port} · ${st.connected ? "extension connected" : "waiting for the extension"}${st.pending ? ` · ${st.pending} waiting for approval` : ""}`
-    : st.paused ? "paused: nothing runs" : `not running: ${st.problem ?? "starting"}`;
+    ? [t("statusRunning", { port: st.port ?? "" }), t(st.connected ? "extConnected" : "extWaiting"), st.pending ? t("statusPending", { n: st.pending }) : ""].filter(Boolean).join(" · ")
+    : st.paused ? t("statusPaused") : t("statusStopped", { problem: st.problem ?? t("statusStarting") });
   add(el,
     h("p", { id: "status", class: st.running ? "ok" : "error", text: status }),
     st.problem && st.running ? h("p", { id: "status-problem", class: "error", text: st.problem }) : null,
     st.confinement ? h("p", { class: "warn", text: `exec_cmd: ${st.confinement}` }) : null,
-    row("Sandbox folder",
+    row(t("rootLabel"),
       input("root-input", s.root ?? "", { placeholder: "/home/you/project", size: "48" }),
-      h("button", { id: "root-pick", type: "button", text: "Choose…", onclick: () => void pickRoot() }),
-      h("button", { id: "root-open", type: "button", text: "Open", onclick: () => void ipc.openRoot().catch((e) => say("settings-msg", message(e))) })),
+      h("button", { id: "root-pick", type: "button", text: t("choose"), onclick: () => void pickRoot() }),
+      h("button", { id: "root-open", type: "button", text: t("open"), onclick: () => void ipc.openRoot().catch((e) => say("settings-msg", message(e))) })),
     h("p", { id: "root-check", class: "muted" }),
-    row("Sandbox mode", select("sandbox", [["read-only", "read-only"], ["workspace-write", "workspace-write (default)"], ["full-access", "full-access"]], s.core.sandbox)),
-    row("Approval mode", select("mode", [["ask", "ask (default)"], ["auto", "auto: moderate calls run without asking"]], s.core.mode)),
-    row("Port", input("port", String(s.core.port), { type: "number", min: "1024", max: "65535" })),
-    row("Approval timeout (s)", input("timeout", String(s.core.approvalTimeoutSec), { type: "number", min: "5", max: "3600" })),
-    row("Language", select("language", [["en", "English"], ["zh", "简体中文"]], s.core.language)),
-    row("Start at login", h("input", { id: "autostart", type: "checkbox", checked: s.autostart })),
+    row(t("sandboxLabel"), select("sandbox", [["read-only", "read-only"], ["workspace-write", t("sandboxDefault")], ["full-access", "full-access"]], s.core.sandbox)),
+    row(t("modeLabel"), select("mode", [["ask", t("modeAsk")], ["auto", t("modeAuto")]], s.core.mode)),
+    row(t("portLabel"), input("port", String(s.core.port), { type: "number", min: "1024", max: "65535" })),
+    row(t("timeoutLabel"), input("timeout", String(s.core.approvalTimeoutSec), { type: "number", min: "5", max: "3600" })),
+    row(t("languageLabel"), select("language", [["en", t("langEn")], ["zh", t("langZh")]], s.core.language)),
+    row(t("autostartLabel"), h("input", { id: "autostart", type: "checkbox", checked: s.autostart })),
     h("div", { class: "actions" }, h("button", { id: "settings-save", type: "button", class: "btn allow", text: t("save"), onclick: () => void saveGeneral() })),
     h("p", { id: "settings-msg" }),
-    h("p", { class: "muted", text: `Global rules: ${view.globalRules} · managed: ${view.managedRules} · audit: ${view.auditDir} · version ${view.version}` }),
+    h("p", { class: "muted", text: t("whereThings", { global: view.globalRules, managed: view.managedRules, audit: view.auditDir, version: view.version }) }),
   );
   const rootInput = byId<HTMLInputElement>("root-input");
   rootInput.addEventListener("input", () => void checkRoot());
@@ -76,10 +77,10 @@ function renderGeneral(el: HTMLElement): void {
 
 async function checkRoot(): Promise<void> {
   const path = val("root-input");
-  if (!path.trim()) return say("root-check", "Pick the folder the model may work in.");
+  if (!path.trim()) return say("root-check", t("rootEmpty"));
   const c = await ipc.checkRoot(path);
   if (c.error) say("root-check", c.error);
-  else say("root-check", [`uses ${c.resolved}`, ...c.warnings.map((w) => `warning: ${w}`)].join(" · "), c.warnings.length === 0);
+  else say("root-check", [t("rootUses", { path: c.resolved ?? path }), ...c.warnings.map((w) => t("rootWarning", { text: w }))].join(" · "), c.warnings.length === 0);
 }
 
 async function pickRoot(): Promise<void> {
@@ -100,10 +101,11 @@ async function saveGeneral(): Promise<void> {
   core.language = val("language") as AppSettings["core"]["language"];
   const root = val("root-input").trim();
   const next: AppSettings = { ...view.settings, root: root || null, core, autostart: byId<HTMLInputElement>("autostart").checked };
-  say("settings-msg", "saving…", true);
+  say("settings-msg", t("saving"), true);
   try {
     view = await ipc.save(next);
-    setLanguage(view.settings.core.language);
+    // The language may have changed: the tab names and this tab are drawn again in it.
+    applyLanguage(view);
     show("general");
     say("settings-msg", t("saved"), true);
   } catch (e) {
@@ -118,7 +120,7 @@ const ACTIONS: [RuleAction, string][] = [["deny", "deny"], ["ask", "ask"], ["all
 async function loadRules(): Promise<void> {
   try {
     rulesFile = await ipc.rules(layer);
-    say("rules-error", rulesFile.error ? `This file does not load: ${rulesFile.error}. The last good version stays in force.` : "", !rulesFile.error);
+    say("rules-error", rulesFile.error ? t("rulesBroken", { error: rulesFile.error }) : "", !rulesFile.error);
   } catch (e) {
     rulesFile = null;
     say("rules-error", message(e));
@@ -133,19 +135,19 @@ function renderRuleList(): void {
   const f = rulesFile;
   if (!f) return;
   const ro = !f.editable;
-  byId("rules-path").textContent = `${f.path}${f.exists ? "" : " (does not exist yet)"}${f.trusted === false ? " · untrusted: its allow rules and hooks are ignored" : ""}${ro ? " · read-only" : ""}`;
+  byId("rules-path").textContent = `${f.path}${f.exists ? "" : t("fileMissing")}${f.trusted === false ? t("fileUntrusted") : ""}${ro ? t("fileReadOnly") : ""}`;
   for (const r of f.rules) {
-    const m = [r.match?.commandPrefix ? `command ${r.match.commandPrefix}` : "", r.match?.pathGlob ? `path ${r.match.pathGlob}` : ""].filter(Boolean).join(", ");
+    const m = [r.match?.commandPrefix ? t("matchCommand", { prefix: r.match.commandPrefix }) : "", r.match?.pathGlob ? t("matchPath", { glob: r.match.pathGlob }) : ""].filter(Boolean).join(t("listSep"));
     list.append(h("li", { class: `rule-${r.action}`, "data-id": r.id },
-      h("b", { text: r.action }), ` ${r.id}: ${r.tool}${m ? ` (${m})` : ""}${r.description ? ` — ${r.description}` : ""} `,
-      ro ? null : h("button", { type: "button", class: "small", text: "edit", onclick: () => startEdit(r.id) }),
-      ro ? null : h("button", { type: "button", class: "small", "data-delete": r.id, text: "delete", onclick: () => void applyEdit({ type: "delete", id: r.id }) })));
+      h("b", { text: r.action }), ` ${r.id}: ${r.tool}${m ? t("matchNote", { match: m }) : ""}${r.description ? ` — ${r.description}` : ""} `,
+      ro ? null : h("button", { type: "button", class: "small", text: t("edit"), onclick: () => startEdit(r.id) }),
+      ro ? null : h("button", { type: "button", class: "small", "data-delete": r.id, text: t("delete"), onclick: () => void applyEdit({ type: "delete", id: r.id }) })));
   }
   for (const s of f.shorthand) {
     list.append(h("li", { class: `rule-${s.action}` }, h("b", { text: s.action }), ` ${s.text} `,
-      ro ? null : h("button", { type: "button", class: "small", text: "delete", onclick: () => void applyEdit({ type: "deleteShorthand", action: s.action, text: s.text }) })));
+      ro ? null : h("button", { type: "button", class: "small", text: t("delete"), onclick: () => void applyEdit({ type: "deleteShorthand", action: s.action, text: s.text }) })));
   }
-  if (f.rules.length === 0 && f.shorthand.length === 0) list.append(h("li", { class: "muted", text: "no rules" }));
+  if (f.rules.length === 0 && f.shorthand.length === 0) list.append(h("li", { class: "muted", text: t("noRules") }));
   const raw = document.getElementById("rules-text") as HTMLTextAreaElement | null;
   if (raw) {
     raw.value = f.text ?? "";
@@ -168,13 +170,13 @@ function startEdit(id: string): void {
   byId<HTMLInputElement>("rule-prefix").value = f.commandPrefix;
   byId<HTMLInputElement>("rule-glob").value = f.pathGlob;
   byId<HTMLInputElement>("rule-desc").value = f.description;
-  byId("rule-add").textContent = `Save rule ${id}`;
+  byId("rule-add").textContent = t("saveRule", { id });
 }
 
 async function applyEdit(edit: Parameters<typeof ipc.applyRule>[1]): Promise<boolean> {
   try {
     rulesFile = await ipc.applyRule(layer, edit);
-    say("rules-error", "Saved; in force now.", true);
+    say("rules-error", t("inForce"), true);
     renderRuleList();
     return true;
   } catch (e) {
@@ -191,7 +193,7 @@ async function addFromForm(): Promise<void> {
   const ok = await applyEdit(editing ? { type: "update", id: editing, rule } : { type: "add", rule });
   if (ok) {
     editing = null;
-    byId("rule-add").textContent = "Add rule";
+    byId("rule-add").textContent = t("addRule");
     for (const id of ["rule-id", "rule-prefix", "rule-glob", "rule-desc"]) byId<HTMLInputElement>(id).value = "";
   }
 }
@@ -216,28 +218,28 @@ async function checkCall(): Promise<void> {
 
 function renderRules(el: HTMLElement): void {
   add(el,
-    row("File", select("layer-select", [["global", "global (all projects)"], ["project", "project (.ground-link/permissions.json)"], ["managed", "managed (administrator, read-only)"]], layer)),
+    row(t("fileLabel"), select("layer-select", [["global", t("layerGlobal")], ["project", t("layerProject")], ["managed", t("layerManaged")]], layer)),
     h("p", { id: "rules-path", class: "muted" }),
     h("p", { id: "rules-error" }),
     h("ul", { id: "rules-list", class: "rules" }),
-    h("h3", { text: "Add or edit a rule" }),
+    h("h3", { text: t("ruleFormTitle") }),
     h("div", { class: "grid" },
-      h("label", { class: "field" }, h("span", { text: "action" }), select("rule-action", ACTIONS, "deny")),
-      h("label", { class: "field" }, h("span", { text: "tool (name, alias or *)" }), input("rule-tool", "exec_cmd")),
-      h("label", { class: "field" }, h("span", { text: "command prefix" }), input("rule-prefix", "", { placeholder: "npm test" })),
-      h("label", { class: "field" }, h("span", { text: "path glob" }), input("rule-glob", "", { placeholder: "**/.env*" })),
-      h("label", { class: "field" }, h("span", { text: "id (optional)" }), input("rule-id", "")),
-      h("label", { class: "field" }, h("span", { text: "description" }), input("rule-desc", ""))),
-    h("div", { class: "actions" }, h("button", { id: "rule-add", type: "button", class: "btn", text: "Add rule", onclick: () => void addFromForm() })),
-    row("Or a shorthand / JSON rule", select("rule-text-action", ACTIONS, "deny"), input("rule-text", "", { placeholder: "Bash(curl *)", size: "36" }),
-      h("button", { id: "rule-add-text", type: "button", text: "Add", onclick: () => void addFromText() })),
-    h("h3", { text: "Test a call" }),
+      h("label", { class: "field" }, h("span", { text: t("fieldAction") }), select("rule-action", ACTIONS, "deny")),
+      h("label", { class: "field" }, h("span", { text: t("fieldTool") }), input("rule-tool", "exec_cmd")),
+      h("label", { class: "field" }, h("span", { text: t("rulePrefix") }), input("rule-prefix", "", { placeholder: "npm test" })),
+      h("label", { class: "field" }, h("span", { text: t("ruleGlob") }), input("rule-glob", "", { placeholder: "**/.env*" })),
+      h("label", { class: "field" }, h("span", { text: t("fieldIdOptional") }), input("rule-id", "")),
+      h("label", { class: "field" }, h("span", { text: t("fieldDescription") }), input("rule-desc", ""))),
+    h("div", { class: "actions" }, h("button", { id: "rule-add", type: "button", class: "btn", text: t("addRule"), onclick: () => void addFromForm() })),
+    row(t("ruleTextLabel"), select("rule-text-action", ACTIONS, "deny"), input("rule-text", "", { placeholder: "Bash(curl *)", size: "36" }),
+      h("button", { id: "rule-add-text", type: "button", text: t("add"), onclick: () => void addFromText() })),
+    h("h3", { text: t("checkTitle") }),
     h("textarea", { id: "check-input", rows: "3", spellcheck: "false" }),
-    h("div", { class: "actions" }, h("button", { id: "check-run", type: "button", class: "btn", text: "Check (runs nothing)", onclick: () => void checkCall() })),
+    h("div", { class: "actions" }, h("button", { id: "check-run", type: "button", class: "btn", text: t("checkRun"), onclick: () => void checkCall() })),
     h("pre", { id: "check-result" }),
-    h("details", {}, h("summary", { text: "Edit the file's text" }),
+    h("details", {}, h("summary", { text: t("editText") }),
       h("textarea", { id: "rules-text", rows: "14", spellcheck: "false" }),
-      h("div", { class: "actions" }, h("button", { id: "rules-save-text", type: "button", class: "btn", text: "Save text", onclick: () => void applyEdit({ type: "replaceText", text: byId<HTMLTextAreaElement>("rules-text").value }) }))),
+      h("div", { class: "actions" }, h("button", { id: "rules-save-text", type: "button", class: "btn", text: t("saveText"), onclick: () => void applyEdit({ type: "replaceText", text: byId<HTMLTextAreaElement>("rules-text").value }) }))),
   );
   byId<HTMLTextAreaElement>("check-input").value = '{"name":"exec_cmd","args":{"command":"npm test"}}';
   byId<HTMLSelectElement>("layer-select").addEventListener("change", (e) => {
@@ -262,16 +264,16 @@ async function renderHooksList(): Promise<void> {
   } catch (e) {
     return say("hooks-msg", message(e));
   }
-  const phases: [keyof Hooks, string][] = [["PreToolUse", "before"], ["PostToolUse", "after"]];
+  const phases: [keyof Hooks, "hookBefore" | "hookAfter"][] = [["PreToolUse", "hookBefore"], ["PostToolUse", "hookAfter"]];
   for (const [phase, when] of phases) {
     for (const hk of file.hooks[phase] ?? []) {
-      list.append(h("li", {}, h("b", { text: `${phase}` }), ` ${hk.id} (${when} ${hk.toolMatch ?? "*"}): `, h("code", { text: hk.command }),
-        ` · ${hk.timeout ?? 5000} ms · on failure ${hk.onFailure ?? "block"} `,
-        h("button", { type: "button", class: "small", text: "run now", onclick: () => void runHook(hk) }),
-        file.editable ? h("button", { type: "button", class: "small", text: "delete", onclick: () => void saveHooks(file, phase, (l) => l.filter((x) => x.id !== hk.id)) }) : null));
+      list.append(h("li", {}, h("b", { text: `${phase}` }), ` ${t(when, { id: hk.id, tools: hk.toolMatch ?? "*" })}`, h("code", { text: hk.command }),
+        t("hookMeta", { ms: hk.timeout ?? 5000, onFailure: hk.onFailure ?? "block" }),
+        h("button", { type: "button", class: "small", text: t("runNow"), onclick: () => void runHook(hk) }),
+        file.editable ? h("button", { type: "button", class: "small", text: t("delete"), onclick: () => void saveHooks(file, phase, (l) => l.filter((x) => x.id !== hk.id)) }) : null));
     }
   }
-  if (!list.firstChild) list.append(h("li", { class: "muted", text: "no hooks" }));
+  if (!list.firstChild) list.append(h("li", { class: "muted", text: t("noHooks") }));
   (byId("hook-add") as HTMLButtonElement).onclick = () => {
     const hook = hookFromFields(val("hook-id"), val("hook-tool"), val("hook-command"), val("hook-timeout"), val("hook-failure"));
     void saveHooks(file, val("hook-phase") as keyof Hooks, (l) => [...l, hook]);
@@ -283,7 +285,7 @@ async function saveHooks(file: RuleFileView, phase: keyof Hooks, change: (l: Hoo
   hooks[phase] = change(hooks[phase] ?? []);
   try {
     await ipc.applyRule(hooksLayer, { type: "setHooks", hooks });
-    say("hooks-msg", "Saved; in force now.", true);
+    say("hooks-msg", t("inForce"), true);
   } catch (e) {
     say("hooks-msg", message(e));
   }
@@ -301,19 +303,19 @@ async function runHook(hook: Hook): Promise<void> {
 
 function renderHooks(el: HTMLElement): void {
   add(el,
-    row("File", select("hooks-layer", [["global", "global"], ["project", "project"], ["managed", "managed (read-only)"]], hooksLayer)),
+    row(t("fileLabel"), select("hooks-layer", [["global", "global"], ["project", "project"], ["managed", t("layerManagedShort")]], hooksLayer)),
     h("ul", { id: "hooks-list", class: "rules" }),
     h("p", { id: "hooks-msg" }),
-    h("h3", { text: "Add a hook" }),
+    h("h3", { text: t("hookFormTitle") }),
     h("div", { class: "grid" },
-      h("label", { class: "field" }, h("span", { text: "phase" }), select("hook-phase", [["PreToolUse", "PreToolUse (may block)"], ["PostToolUse", "PostToolUse"]], "PreToolUse")),
-      h("label", { class: "field" }, h("span", { text: "id" }), input("hook-id", "")),
-      h("label", { class: "field" }, h("span", { text: "tools (* or names joined by |)" }), input("hook-tool", "*")),
-      h("label", { class: "field" }, h("span", { text: "command (sh -c, in the sandbox)" }), input("hook-command", "", { placeholder: "./scripts/check.sh" })),
-      h("label", { class: "field" }, h("span", { text: "timeout (ms)" }), input("hook-timeout", "5000", { type: "number" })),
-      h("label", { class: "field" }, h("span", { text: "on failure" }), select("hook-failure", [["block", "block"], ["skip", "skip"]], "block"))),
-    h("div", { class: "actions" }, h("button", { id: "hook-add", type: "button", class: "btn", text: "Add hook" }),
-      h("button", { id: "hook-try", type: "button", text: "Run this one now", onclick: () => void runHook(hookFromFields(val("hook-id") || "try", val("hook-tool"), val("hook-command"), val("hook-timeout"), val("hook-failure"))) })),
+      h("label", { class: "field" }, h("span", { text: t("fieldPhase") }), select("hook-phase", [["PreToolUse", t("phasePre")], ["PostToolUse", "PostToolUse"]], "PreToolUse")),
+      h("label", { class: "field" }, h("span", { text: t("ruleId") }), input("hook-id", "")),
+      h("label", { class: "field" }, h("span", { text: t("fieldTools") }), input("hook-tool", "*")),
+      h("label", { class: "field" }, h("span", { text: t("fieldCommand") }), input("hook-command", "", { placeholder: "./scripts/check.sh" })),
+      h("label", { class: "field" }, h("span", { text: t("fieldTimeoutMs") }), input("hook-timeout", "5000", { type: "number" })),
+      h("label", { class: "field" }, h("span", { text: t("fieldOnFailure") }), select("hook-failure", [["block", "block"], ["skip", "skip"]], "block"))),
+    h("div", { class: "actions" }, h("button", { id: "hook-add", type: "button", class: "btn", text: t("addHook") }),
+      h("button", { id: "hook-try", type: "button", text: t("tryHook"), onclick: () => void runHook(hookFromFields(val("hook-id") || "try", val("hook-tool"), val("hook-command"), val("hook-timeout"), val("hook-failure"))) })),
   );
   byId<HTMLSelectElement>("hooks-layer").addEventListener("change", (e) => {
     hooksLayer = (e.target as HTMLSelectElement).value as Layer;
@@ -327,17 +329,17 @@ function renderHooks(el: HTMLElement): void {
 function renderTrust(el: HTMLElement): void {
   const out = h("pre", { id: "trust-diff", class: "diff" });
   const msg = h("p", { id: "trust-msg" });
-  const btn = h("button", { id: "trust-do", type: "button", class: "btn allow", text: "Trust this file as it is" });
-  el.append(h("p", { class: "muted", text: "The project file's deny and ask rules always apply. Its allow rules and hooks apply only while its content is what you trusted here." }), msg, out, h("div", { class: "actions" }, btn));
+  const btn = h("button", { id: "trust-do", type: "button", class: "btn allow", text: t("trustDo") });
+  el.append(h("p", { class: "muted", text: t("trustExplain") }), msg, out, h("div", { class: "actions" }, btn));
   const show = (tv: Awaited<ReturnType<typeof ipc.trust>>) => {
     clear(out);
-    msg.textContent = !tv.exists ? "This project has no rule file." : tv.trusted ? "Trusted: the file is as you last approved it." : "Not trusted: review what changed.";
+    msg.textContent = !tv.exists ? t("trustNoFile") : tv.trusted ? t("trustYes") : t("trustNo");
     msg.className = tv.trusted || !tv.exists ? "ok" : "warn";
     for (const line of tv.diff.split("\n")) {
       const kind = line.startsWith("+") ? "d-add" : line.startsWith("-") ? "d-remove" : line.startsWith("@@") ? "d-hunk" : "d-context";
       out.append(h("div", { class: kind, text: line || " " }));
     }
-    if (tv.error) msg.textContent += ` The file on disk is broken: ${tv.error}`;
+    if (tv.error) msg.textContent += t("trustBroken", { error: tv.error });
     btn.disabled = !tv.exists || tv.trusted;
   };
   btn.addEventListener("click", () => void ipc.trustProject().then(show).catch((e) => (msg.textContent = message(e))));
@@ -353,18 +355,18 @@ function renderPairing(el: HTMLElement): void {
     clear(body);
     const token = h("code", { id: "token", text: "•".repeat(16) });
     add(body,
-      row("Bridge", h("span", { text: p.port ? `http://127.0.0.1:${p.port} · ${p.connected ? "extension connected" : "no extension in the last minute"}` : "not running" })),
-      row("Token", token,
-        h("button", { type: "button", text: "Show", onclick: () => (token.textContent = p.token) }),
-        h("button", { id: "token-copy", type: "button", text: "Copy", onclick: () => void ipc.copyToken().then(() => say("pairing-msg", "Copied. Paste it into the extension's options.", true)) }),
-        h("button", { id: "token-rotate", type: "button", text: "Regenerate", onclick: () => void ipc.rotateToken().then(show).then(() => say("pairing-msg", "New token: pair the extension again.", true)).catch((e) => say("pairing-msg", message(e))) })),
-      h("p", { class: "muted", text: `Kept in ${p.keptIn}.${p.warning ? ` Warning: ${p.warning}` : ""}` }),
-      h("h3", { text: "Extensions that presented the token" }),
-      h("ul", { id: "paired" }, ...(p.paired.length ? p.paired.map((x) => h("li", { text: `${x.origin} · last seen ${new Date(x.lastSeen * 1000).toLocaleString()}` })) : [h("li", { class: "muted", text: "none yet (regenerating the token un-pairs every extension)" })])),
+      row(t("bridgeLabel"), h("span", { text: p.port ? `http://127.0.0.1:${p.port} · ${t(p.connected ? "extConnected" : "noExtension")}` : t("notRunning") })),
+      row(t("tokenLabel"), token,
+        h("button", { type: "button", text: t("show"), onclick: () => (token.textContent = p.token) }),
+        h("button", { id: "token-copy", type: "button", text: t("copy"), onclick: () => void ipc.copyToken().then(() => say("pairing-msg", t("copied"), true)).catch((e) => say("pairing-msg", message(e))) }),
+        h("button", { id: "token-rotate", type: "button", text: t("regenerate"), onclick: () => void ipc.rotateToken().then(show).then(() => say("pairing-msg", t("rotated"), true)).catch((e) => say("pairing-msg", message(e))) })),
+      h("p", { class: "muted", text: `${t("keptIn", { place: p.keptIn })}${p.warning ? t("keptWarning", { warning: p.warning }) : ""}` }),
+      h("h3", { text: t("pairedTitle") }),
+      h("ul", { id: "paired" }, ...(p.paired.length ? p.paired.map((x) => h("li", { text: t("pairedSeen", { origin: x.origin, time: new Date(x.lastSeen * 1000).toLocaleString(locale()) }) })) : [h("li", { class: "muted", text: t("pairedNone") })])),
       h("p", { id: "pairing-msg" }),
     );
   };
-  void ipc.pairing().then(show);
+  void ipc.pairing().then(show).catch((e) => add(body, h("p", { class: "error", text: message(e) })));
 }
 
 // ---- audit ----------------------------------------------------------------------------------
@@ -372,22 +374,27 @@ function renderPairing(el: HTMLElement): void {
 function renderAudit(el: HTMLElement): void {
   const table = h("table", { id: "audit-table" });
   add(el,
-    row("Filter", input("audit-text", "", { placeholder: "tool, chat, path, reason…" }),
-      select("audit-status", [["", "any status"], ["success", "success"], ["denied", "denied"], ["error", "error"], ["timeout", "timeout"]], ""),
-      h("button", { id: "audit-load", type: "button", text: "Show", onclick: () => void load() }),
-      h("button", { id: "audit-verify", type: "button", text: "Verify the chain", onclick: () => void ipc.verifyAudit().then((c) => say("audit-msg", c.summary, c.ok)) })),
+    row(t("filterLabel"), input("audit-text", "", { placeholder: t("filterHint") }),
+      select("audit-status", [["", t("anyStatus")], ["success", "success"], ["denied", "denied"], ["error", "error"], ["timeout", "timeout"]], ""),
+      h("button", { id: "audit-load", type: "button", text: t("show"), onclick: () => void load() }),
+      h("button", { id: "audit-verify", type: "button", text: t("verifyChain"), onclick: () => void ipc.verifyAudit().then((c) => say("audit-msg", c.summary, c.ok)).catch((e) => say("audit-msg", message(e))) })),
     h("p", { id: "audit-msg" }),
     table,
   );
   const load = async () => {
     const status = val("audit-status");
-    const page = await ipc.audit({ text: val("audit-text"), status: status ? (status as CallStatus) : null, limit: 200 });
+    let page: Awaited<ReturnType<typeof ipc.audit>>;
+    try {
+      page = await ipc.audit({ text: val("audit-text"), status: status ? (status as CallStatus) : null, limit: 200 });
+    } catch (e) {
+      return say("audit-msg", message(e));
+    }
     clear(table);
-    table.append(h("tr", {}, ...["time", "tool", "status", "decision", "answer", "args", "chat"].map((x) => h("th", { text: x }))));
+    table.append(h("tr", {}, ...(["colTime", "colTool", "colStatus", "colDecision", "colAnswer", "colArgs", "colChat"] as const).map((x) => h("th", { text: t(x) }))));
     for (const r of page.rows) {
       table.append(h("tr", { class: `st-${r.status}` }, ...[r.time, r.tool, r.status, r.decision ?? "", r.answer ?? "", r.args, r.session ?? ""].map((x) => h("td", { text: x, title: x }))));
     }
-    say("audit-msg", `${page.rows.length} of ${page.matched} matching entries, newest first (${page.dir})`, true);
+    say("audit-msg", t("auditCount", { shown: page.rows.length, matched: page.matched, dir: page.dir }), true);
   };
   void load();
 }
@@ -398,6 +405,13 @@ const RENDER: Record<Tab, (el: HTMLElement) => void> = {
   general: renderGeneral, rules: renderRules, hooks: renderHooks, trust: renderTrust, pairing: renderPairing, audit: renderAudit,
 };
 
+/** Puts the saved language in force for the whole window: title, tab names, later renders. */
+function applyLanguage(v: SettingsView): void {
+  setLanguage(v.settings.core.language);
+  document.title = t("settingsTitle");
+  for (const x of TABS) byId(`tab-${x}`).textContent = t(x);
+}
+
 function show(tab: Tab): void {
   for (const x of TABS) byId(`tab-${x}`).classList.toggle("active", x === tab);
   const panel = byId("panel");
@@ -405,23 +419,24 @@ function show(tab: Tab): void {
   RENDER[tab](panel);
 }
 
-async function main(): Promise<void> {
-  const app = byId("app");
-  add(app,
-    h("nav", { class: "tabs" }, ...TABS.map((x) => h("button", { id: `tab-${x}`, type: "button", text: t(x === "trust" ? "trust" : x), onclick: async () => {
-      view = await ipc.get();
-      show(x);
-    } }))),
-    h("section", { id: "panel" }),
-  );
+/** Shows a tab with fresh settings (the status and the language may have changed meanwhile). */
+async function openTab(tab: Tab): Promise<void> {
   try {
     view = await ipc.get();
-    setLanguage(view.settings.core.language);
-    for (const x of TABS) byId(`tab-${x}`).textContent = t(x);
-    show("general");
   } catch (e) {
-    byId("panel").textContent = `ground-link could not load its settings: ${message(e)}`;
+    byId("panel").textContent = t("settingsLoadFailed", { error: message(e) });
+    return;
   }
+  applyLanguage(view);
+  show(tab);
 }
 
-void main();
+function main(): void {
+  add(byId("app"),
+    h("nav", { class: "tabs" }, ...TABS.map((x) => h("button", { id: `tab-${x}`, type: "button", text: t(x), onclick: () => void openTab(x) }))),
+    h("section", { id: "panel" }),
+  );
+  void openTab("general");
+}
+
+main();
