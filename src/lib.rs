@@ -16,5 +16,6 @@ pub mod paths;
 pub mod policy;
 pub mod prompt;
 pub mod protocol;
+pub mod reply;
 pub mod supervisor;
 pub mod tools;

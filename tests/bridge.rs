@@ -1144,7 +1144,10 @@ fn connected_means_a_recent_authenticated_request_or_an_open_event_stream() {
     assert_eq!(events.status(), 200);
     assert_eq!(s.bridge.listeners(), 1);
     std::thread::sleep(Duration::from_millis(2100));
-    assert!(s.bridge.connected(Duration::ZERO), "the stream is still open");
+    assert!(
+        s.bridge.connected(Duration::ZERO),
+        "the stream is still open"
+    );
 
     // Closing the stream (the client goes away) ends it; the server notices within its
     // keep-alive interval at the latest.

@@ -472,3 +472,54 @@ fn validate_uses_the_engines_messages() {
         }
     }
 }
+
+/// The settings window and scoped approvals write the same files; under one write lock neither
+/// loses the other's rules, however they interleave.
+#[test]
+fn edits_and_approved_rules_written_at_once_all_survive() {
+    let f = Fixture::new();
+    let engine = std::sync::Arc::new(f.permissive());
+    const EACH: usize = 12;
+    for layer in [Layer::Global, Layer::Project] {
+        let editor = {
+            let engine = std::sync::Arc::clone(&engine);
+            std::thread::spawn(move || {
+                for i in 0..EACH {
+                    let prefix = format!("edited-{i}");
+                    let r = rule(&prefix, RuleAction::Deny, "exec_cmd", Some(&prefix), None);
+                    edit::apply(
+                        engine.policy(),
+                        engine.jail(),
+                        layer,
+                        RuleEdit::Add { rule: r },
+                    )
+                    .unwrap();
+                }
+            })
+        };
+        let approver = {
+            let engine = std::sync::Arc::clone(&engine);
+            std::thread::spawn(move || {
+                for i in 0..EACH {
+                    let prefix = format!("approved-{i}");
+                    let r = rule(&prefix, RuleAction::Deny, "exec_cmd", Some(&prefix), None);
+                    engine.policy().append_rule(layer, r).unwrap();
+                }
+            })
+        };
+        editor.join().unwrap();
+        approver.join().unwrap();
+        let view = edit::view(engine.policy(), engine.jail(), layer).unwrap();
+        let ids: Vec<&str> = view.rules.iter().map(|r| r.id.as_str()).collect();
+        for i in 0..EACH {
+            for who in ["edited", "approved"] {
+                let id = format!("{who}-{i}");
+                assert!(
+                    ids.contains(&id.as_str()),
+                    "{layer:?}: {id} was lost; have {ids:?}"
+                );
+            }
+        }
+        assert_eq!(ids.len(), 2 * EACH, "{layer:?}: {ids:?}");
+    }
+}

@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use ground_link::approval::DenyApprover;
-use ground_link::protocol::{ApprovalMode, CallStatus, SandboxMode, Verdict};
+use ground_link::protocol::{ApprovalMode, CallStatus, SandboxMode, Source, Verdict};
+use ground_link::reply::run_reply;
 
 use crate::util::{Fixture, call, check};
 
@@ -592,5 +593,53 @@ fn terminal_approver_answers() {
     assert!(
         text.contains(&format!("question for call {} withdrawn", request.call_id)),
         "{text}"
+    );
+}
+
+/// A whole copied reply (the tray's clipboard fallback): each block runs through the engine
+/// and its approvals, broken blocks are reported to the model, and text without a block does
+/// nothing.
+#[test]
+fn a_copied_reply_runs_block_by_block() {
+    let f = Fixture::new();
+    std::fs::write(f.root.join("notes.txt"), "hello from the sandbox\n").unwrap();
+    let engine = f.engine_with(
+        SandboxMode::WorkspaceWrite,
+        ApprovalMode::Ask,
+        Arc::new(DenyApprover {
+            reason: Some("not now".into()),
+        }),
+    );
+    let reply = concat!(
+        "Let me look.\n<tool>{\"name\":\"read_file\",\"args\":{\"path\":\"notes.txt\"}}</tool>\n",
+        "<tool>{\"name\":\"write_file\",\"args\":{\"path\":\"x.txt\",\"content\":\"hi\"}}</tool>\n",
+        "<tool>{\"args\":{}}</tool>"
+    );
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let run = rt
+        .block_on(run_reply(&engine, reply, None, Source::Clipboard))
+        .unwrap();
+    assert_eq!((run.calls, run.broken_blocks), (2, 1));
+    let wants = [
+        "<tool_result name=\"read_file\" status=\"success\">",
+        "hello from the sandbox",
+        "<tool_result name=\"write_file\" status=\"denied\">",
+        "Reason: not now",
+        "status=\"error\"",
+    ];
+    let mut at = 0;
+    for want in wants {
+        let found = run.text[at..].find(want);
+        assert!(
+            found.is_some(),
+            "{want:?} missing or out of order in:\n{}",
+            run.text
+        );
+        at += found.unwrap_or(0);
+    }
+    assert!(!f.root.join("x.txt").exists());
+    assert_eq!(
+        rt.block_on(run_reply(&engine, "no calls here", None, Source::Clipboard)),
+        None
     );
 }

@@ -306,7 +306,8 @@ impl App {
             Ok(t) => t,
             Err(e) => return format!("the clipboard could not be read: {e}"),
         };
-        match crate::clipboard::run_reply(&engine, &text, None).await {
+        let from = ground_link::protocol::Source::Clipboard;
+        match ground_link::reply::run_reply(&engine, &text, None, from).await {
             None => "no <tool> calls in the clipboard".to_string(),
             Some(run) => match self.handle.clipboard().write_text(run.text) {
                 Ok(()) => format!(

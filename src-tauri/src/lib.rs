@@ -5,7 +5,6 @@
 pub mod app;
 pub mod approver;
 pub mod audit_view;
-pub mod clipboard;
 pub mod commands;
 pub mod host;
 pub mod secret;
@@ -125,7 +124,10 @@ impl TrayActions for Actions {
 fn build_tray(app: &AppHandle, state: &Arc<App>) -> tauri::Result<TrayHandles> {
     let s = state.host.status();
     let settings = state.settings();
-    let (auto, lang) = (settings.core.mode == ApprovalMode::Auto, settings.core.language);
+    let (auto, lang) = (
+        settings.core.mode == ApprovalMode::Auto,
+        settings.core.language,
+    );
     let item = |i: TrayItem, enabled: bool| {
         MenuItem::with_id(app, i.id(), tray::label(i, &s, lang), enabled, None::<&str>)
     };
@@ -148,7 +150,15 @@ fn build_tray(app: &AppHandle, state: &Arc<App>) -> tauri::Result<TrayHandles> {
     let menu = Menu::with_items(
         app,
         &[
-            &status, &root, &sep, &pause, &auto_item, &open_settings, &clipboard, &sep2, &quit,
+            &status,
+            &root,
+            &sep,
+            &pause,
+            &auto_item,
+            &open_settings,
+            &clipboard,
+            &sep2,
+            &quit,
         ],
     )?;
     let look = tray::look(&s, lang);
@@ -186,7 +196,10 @@ fn follow_state(app: AppHandle, state: Arc<App>, handles: TrayHandles) {
         loop {
             let s = state.host.status();
             let settings = state.settings();
-            let (auto, lang) = (settings.core.mode == ApprovalMode::Auto, settings.core.language);
+            let (auto, lang) = (
+                settings.core.mode == ApprovalMode::Auto,
+                settings.core.language,
+            );
             let look = tray::look(&s, lang);
             let key = (look.clone(), auto, lang, s.root.clone(), s.paused);
             if last.as_ref() != Some(&key) {

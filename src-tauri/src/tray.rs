@@ -99,19 +99,36 @@ pub fn look(s: &HostStatus, lang: Language) -> TrayLook {
         };
         (TrayIcon::Waiting(n), text)
     } else if s.paused {
-        let text = if zh { "已暂停：不会运行任何调用" } else { "Paused: nothing runs" };
+        let text = if zh {
+            "已暂停：不会运行任何调用"
+        } else {
+            "Paused: nothing runs"
+        };
         (TrayIcon::Paused, text.to_string())
     } else if !s.running {
-        let why = s.problem.clone().unwrap_or_else(|| {
-            if zh { "正在启动" } else { "starting" }.to_string()
-        });
-        let text = if zh { format!("未运行：{why}") } else { format!("Not running: {why}") };
+        let why = s
+            .problem
+            .clone()
+            .unwrap_or_else(|| if zh { "正在启动" } else { "starting" }.to_string());
+        let text = if zh {
+            format!("未运行：{why}")
+        } else {
+            format!("Not running: {why}")
+        };
         (TrayIcon::Disconnected, text)
     } else if s.connected {
-        let text = if zh { "浏览器扩展已连接" } else { "Browser extension connected" };
+        let text = if zh {
+            "浏览器扩展已连接"
+        } else {
+            "Browser extension connected"
+        };
         (TrayIcon::Connected, text.to_string())
     } else {
-        let text = if zh { "等待浏览器扩展连接" } else { "Waiting for the browser extension" };
+        let text = if zh {
+            "等待浏览器扩展连接"
+        } else {
+            "Waiting for the browser extension"
+        };
         (TrayIcon::Disconnected, text.to_string())
     };
     let mut tooltip = format!("ground-link: {status}");
@@ -166,7 +183,10 @@ pub fn label(item: TrayItem, s: &HostStatus, lang: Language) -> String {
         TrayItem::SandboxRoot => match &s.root {
             Some(r) if zh => format!("打开沙箱目录（{}）", r.display()),
             Some(r) => format!("Open sandbox folder ({})", r.display()),
-            None => pick("Open sandbox folder (none chosen)", "打开沙箱目录（尚未选择）"),
+            None => pick(
+                "Open sandbox folder (none chosen)",
+                "打开沙箱目录（尚未选择）",
+            ),
         },
         TrayItem::Pause if s.paused => pick("Resume", "继续"),
         TrayItem::Pause => pick("Pause", "暂停"),
@@ -320,7 +340,11 @@ mod tests {
             assert_eq!(TrayItem::from_id(item.id()), Some(item));
         }
         assert_eq!(
-            label(TrayItem::Pause, &status(false, true, false, 0), Language::En),
+            label(
+                TrayItem::Pause,
+                &status(false, true, false, 0),
+                Language::En
+            ),
             "Resume"
         );
     }
@@ -339,7 +363,9 @@ mod tests {
             assert_eq!(en.icon, zh.icon, "{s:?}");
             assert_ne!(en.status, zh.status, "{s:?}");
             assert!(
-                zh.status.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
+                zh.status
+                    .chars()
+                    .any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
                 "not Chinese: {}",
                 zh.status
             );
@@ -349,10 +375,18 @@ mod tests {
                 assert!(!z.is_empty() && !e.is_empty());
             }
         }
-        assert!(look(&status(true, false, true, 3), Language::Zh).status.contains('3'));
         assert!(
-            label(TrayItem::SandboxRoot, &status(true, false, true, 0), Language::Zh)
-                .contains("/home/u/proj")
+            look(&status(true, false, true, 3), Language::Zh)
+                .status
+                .contains('3')
+        );
+        assert!(
+            label(
+                TrayItem::SandboxRoot,
+                &status(true, false, true, 0),
+                Language::Zh
+            )
+            .contains("/home/u/proj")
         );
     }
 }

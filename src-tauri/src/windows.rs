@@ -60,7 +60,10 @@ pub fn get_or_create(app: &tauri::AppHandle, id: WindowId) -> Option<tauri::Webv
     match tauri::WebviewWindowBuilder::from_config(app, &config).and_then(|b| b.build()) {
         Ok(w) => Some(w),
         Err(e) => {
-            eprintln!("ground-link-app: the {} window could not be made: {e}", id.label());
+            eprintln!(
+                "ground-link-app: the {} window could not be made: {e}",
+                id.label()
+            );
             None
         }
     }

@@ -336,12 +336,15 @@ impl Drop for World {
 /// The app we started, found by its port (it is a child of WebKitWebDriver, not of this test).
 fn app_pid(port: u16) -> Option<i32> {
     let needle = format!("--port\0{port}\0");
-    std::fs::read_dir("/proc").ok()?.flatten().find_map(|entry| {
-        let pid = entry.file_name().to_string_lossy().parse::<i32>().ok()?;
-        let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
-        let text = String::from_utf8_lossy(&cmdline);
-        (text.contains("ground-link-app") && text.contains(&needle)).then_some(pid)
-    })
+    std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .find_map(|entry| {
+            let pid = entry.file_name().to_string_lossy().parse::<i32>().ok()?;
+            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+            let text = String::from_utf8_lossy(&cmdline);
+            (text.contains("ground-link-app") && text.contains(&needle)).then_some(pid)
+        })
 }
 
 fn kill_app(port: u16) {
@@ -375,7 +378,10 @@ fn web_processes(pid: i32) -> usize {
             let Some((head, rest)) = stat.rsplit_once(')') else {
                 return false;
             };
-            let ppid = rest.split_whitespace().nth(1).and_then(|p| p.parse::<i32>().ok());
+            let ppid = rest
+                .split_whitespace()
+                .nth(1)
+                .and_then(|p| p.parse::<i32>().ok());
             head.contains("(WebKitWebProces") && ppid == Some(pid)
         })
         .count()
@@ -611,9 +617,11 @@ fn a_second_launch_opens_settings_and_closing_it_frees_its_web_process() {
         .status()
         .unwrap();
     assert!(closed.success(), "no settings window to close");
-    w.wait_for("the settings web process to end", Duration::from_secs(20), || {
-        (web_processes(pid) == 1).then_some(())
-    });
+    w.wait_for(
+        "the settings web process to end",
+        Duration::from_secs(20),
+        || (web_processes(pid) == 1).then_some(()),
+    );
     assert!(w.health(), "the bridge keeps running");
     // Opening it again makes a new one.
     second_launch();

@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 use crate::hooks::check_hook;
 use crate::jail::{Jail, JailError};
 use crate::paths::PROJECT_RULES_REL;
-use crate::policy::layers::{LayerState, Policy, PolicyError, parse_file, write_atomic_plain};
+use crate::policy::layers::{LayerState, Policy, PolicyError, parse_file};
 use crate::protocol::{Hooks, Layer, PermissionFile, Rule, RuleAction};
 
 #[derive(Debug, thiserror::Error)]
@@ -209,45 +209,14 @@ pub fn apply(
 ) -> Result<RuleFileView, EditError> {
     editable(layer)?;
     let path = shown_path(policy, layer);
-    policy.reload();
-    let current = read_text(policy, jail, layer)?;
-    let new_text = edited_text(current.as_deref(), edit, &path)?;
-    validate(&new_text, layer).map_err(|msg| EditError::Invalid {
-        path: path.clone(),
-        msg,
+    policy.rewrite(layer, |current| {
+        let new_text = edited_text(current, edit, &path)?;
+        validate(&new_text, layer).map_err(|msg| EditError::Invalid {
+            path: path.clone(),
+            msg,
+        })?;
+        Ok::<_, EditError>(new_text)
     })?;
-
-    let snap = policy.snapshot();
-    let needs_trust = |s: &LayerState| {
-        s.rules.iter().any(|r| r.action() == RuleAction::Allow)
-            || !s.hooks.pre_tool_use.is_empty()
-            || !s.hooks.post_tool_use.is_empty()
-    };
-    let was_trusted = snap.project_trusted
-        || current.is_none()
-        || (snap.project.error.is_none() && !needs_trust(&snap.project));
-
-    match layer {
-        Layer::Global => write_atomic_plain(&policy.paths().global_rules(), new_text.as_bytes())?,
-        _ => {
-            let resolved = jail.resolve(PROJECT_RULES_REL)?;
-            if !resolved.inside {
-                return Err(EditError::File {
-                    path,
-                    msg: "resolves outside the sandbox root; refusing to write it".to_string(),
-                });
-            }
-            jail.write_atomic(&resolved, new_text.as_bytes())?;
-        }
-    }
-    policy.reload();
-    if layer == Layer::Project && was_trusted {
-        // Trust exactly what was written: if something else changed the file meanwhile, the
-        // content in force differs and trusting is left to the person.
-        if policy.snapshot().project.content.as_deref() == Some(new_text.as_str()) {
-            policy.trust_project()?;
-        }
-    }
     view(policy, jail, layer)
 }
 

@@ -387,72 +387,82 @@ impl Policy {
         g.get(session).cloned().unwrap_or_default()
     }
 
-    /// Append a rule to the global or project file atomically. For the project file the result
-    /// is re-trusted only if the file was trusted before (or had nothing that needs trust), so
-    /// approving one rule never blesses changes the user has not reviewed. Returns whether the
-    /// project file is trusted afterwards.
+    /// Append a rule to the global or project file atomically (see [`Policy::rewrite`]).
+    /// Returns whether the project file is trusted afterwards.
     pub fn append_rule(&self, layer: Layer, rule: Rule) -> Result<bool, PolicyError> {
         CompiledRule::compile(rule.clone(), layer).map_err(|e| PolicyError::File {
             path: layer.as_str().to_string(),
             msg: e.to_string(),
         })?;
+        let shown = match layer {
+            Layer::Global => self.paths.global_rules().display().to_string(),
+            _ => PROJECT_RULES_REL.to_string(),
+        };
+        self.rewrite(layer, |current| with_rule(current, rule, &shown))
+    }
+
+    /// Read-modify-write the global or project rule file under the policy's write lock, so the
+    /// settings window's edits, scoped approvals and trust never lose each other's updates:
+    /// `change` gets the text on disk (`None` when there is none) and returns the new text,
+    /// which is written atomically (the project file through the jail) and loaded. The project
+    /// file is re-trusted only if it was trusted before (or held nothing that needs trust), so
+    /// one approved rule never blesses changes the person has not reviewed. Returns whether
+    /// the project file is trusted afterwards.
+    pub fn rewrite<E: From<PolicyError>>(
+        &self,
+        layer: Layer,
+        change: impl FnOnce(Option<&str>) -> Result<String, E>,
+    ) -> Result<bool, E> {
         let _guard = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
         self.reload_locked();
         let snap = self.snapshot();
-        match layer {
-            Layer::Managed | Layer::Session => Err(PolicyError::ReadOnlyLayer(layer.as_str())),
+        let (shown, current) = match layer {
+            Layer::Managed | Layer::Session => {
+                return Err(PolicyError::ReadOnlyLayer(layer.as_str()).into());
+            }
             Layer::Global => {
                 let path = self.paths.global_rules();
-                let current = match read_plain(&path) {
-                    FileRead::Missing => None,
-                    FileRead::Text(t) => Some(t),
-                    FileRead::Error(e) => {
-                        return Err(PolicyError::File {
-                            path: path.display().to_string(),
-                            msg: e,
-                        });
-                    }
-                };
-                let text = with_rule(current.as_deref(), rule, &path.display().to_string())?;
-                write_atomic_plain(&path, text.as_bytes())?;
-                self.reload_locked();
-                Ok(self.snapshot().project_trusted)
+                (path.display().to_string(), read_plain(&path))
             }
-            Layer::Project => {
-                let current = match self.read_project() {
-                    FileRead::Missing => None,
-                    FileRead::Text(t) => Some(t),
-                    FileRead::Error(e) => {
-                        return Err(PolicyError::File {
-                            path: PROJECT_RULES_REL.to_string(),
-                            msg: e,
-                        });
-                    }
-                };
-                let needs_trust = |s: &LayerState| {
-                    s.rules.iter().any(|r| r.action() == RuleAction::Allow)
-                        || !s.hooks.pre_tool_use.is_empty()
-                        || !s.hooks.post_tool_use.is_empty()
-                };
-                let was_trusted = snap.project_trusted
-                    || current.is_none()
-                    || (snap.project.error.is_none() && !needs_trust(&snap.project));
-                let text = with_rule(current.as_deref(), rule, PROJECT_RULES_REL)?;
-                let resolved = self.jail.resolve(PROJECT_RULES_REL)?;
-                if !resolved.inside {
-                    return Err(PolicyError::File {
-                        path: PROJECT_RULES_REL.to_string(),
-                        msg: "resolves outside the sandbox root; refusing to write it".to_string(),
-                    });
+            Layer::Project => (PROJECT_RULES_REL.to_string(), self.read_project()),
+        };
+        let current = match current {
+            FileRead::Missing => None,
+            FileRead::Text(t) => Some(t),
+            FileRead::Error(msg) => return Err(PolicyError::File { path: shown, msg }.into()),
+        };
+        let text = change(current.as_deref())?;
+        if layer == Layer::Global {
+            write_atomic_plain(&self.paths.global_rules(), text.as_bytes())?;
+        } else {
+            let needs_trust = |s: &LayerState| {
+                s.rules.iter().any(|r| r.action() == RuleAction::Allow)
+                    || !s.hooks.pre_tool_use.is_empty()
+                    || !s.hooks.post_tool_use.is_empty()
+            };
+            let was_trusted = snap.project_trusted
+                || current.is_none()
+                || (snap.project.error.is_none() && !needs_trust(&snap.project));
+            let resolved = self
+                .jail
+                .resolve(PROJECT_RULES_REL)
+                .map_err(PolicyError::from)?;
+            if !resolved.inside {
+                return Err(PolicyError::File {
+                    path: shown,
+                    msg: "resolves outside the sandbox root; refusing to write it".to_string(),
                 }
-                self.jail.write_atomic(&resolved, text.as_bytes())?;
-                if was_trusted {
-                    self.write_trust(&text)?;
-                }
-                self.reload_locked();
-                Ok(self.snapshot().project_trusted)
+                .into());
+            }
+            self.jail
+                .write_atomic(&resolved, text.as_bytes())
+                .map_err(PolicyError::from)?;
+            if was_trusted {
+                self.write_trust(&text)?;
             }
         }
+        self.reload_locked();
+        Ok(self.snapshot().project_trusted)
     }
 
     // ---- hot reload ----------------------------------------------------------------------------
