@@ -6,12 +6,17 @@ way a person would. Usage: app-close-window.py "<part of the window title>"
 Exits 0 when at least one matching window was asked to close."""
 import sys
 
-from Xlib import X, display, protocol
+from Xlib import X, display, error, protocol
 
 
 def walk(win):
     yield win
-    for child in win.query_tree().children:
+    try:
+        children = win.query_tree().children
+    except error.XError:
+        # The window went away while we looked (GTK and WebKit make short-lived ones).
+        return
+    for child in children:
         yield from walk(child)
 
 
@@ -36,8 +41,12 @@ def main():
     protocols = d.intern_atom("WM_PROTOCOLS")
     delete = d.intern_atom("WM_DELETE_WINDOW")
     closed = 0
+    seen = []
     for win in walk(d.screen().root):
-        if want in title(d, win):
+        name = title(d, win)
+        if name:
+            seen.append(name)
+        if want in name:
             event = protocol.event.ClientMessage(
                 window=win, client_type=protocols, data=(32, [delete, X.CurrentTime, 0, 0, 0])
             )
@@ -45,6 +54,8 @@ def main():
             closed += 1
     d.flush()
     d.close()
+    if not closed:
+        print(f"no window titled {want!r}; titles: {seen!r}", file=sys.stderr)
     sys.exit(0 if closed else 1)
 
 

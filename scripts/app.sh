@@ -34,13 +34,21 @@ ui_build() {
   (cd ui && npx --no-install tsc --noEmit && npx --no-install vite build --logLevel warn)
 }
 
+# The app runs exec_cmd through the `ground-link` CLI next to it (its supervisor). Tests build
+# it the way `make unit` does, so nothing is compiled twice with other features.
+cli_for_tests() {
+  "$CARGO" test -p ground-link --locked --no-run
+}
+
 build() {
   ui_build
   "$CARGO" build -p ground-link-app --locked
+  "$CARGO" build -p ground-link --bin ground-link --locked
 }
 
 test_app() {
   ui_build
+  cli_for_tests
   (cd ui && npx --no-install vitest run)
   "$CARGO" clippy -p ground-link-app --all-targets --locked -- -D warnings
   "$CARGO" test -p ground-link-app --locked
@@ -48,6 +56,7 @@ test_app() {
 
 e2e() {
   ui_build
+  cli_for_tests
   # Build first so the timed part below is the tests alone.
   "$CARGO" test -p ground-link-app --locked --test e2e --no-run
   mkdir -p docs/screenshots

@@ -2,8 +2,11 @@
 //! tree kill.
 //!
 //! The engine never forks `sh` itself. For every call it re-executes a binary whose `main` calls
-//! [`run_if_supervisor`] first (the `ground-link` CLI, the tray app), with [`SUPERVISOR_ARG`] and
-//! the engine's pid as arguments. That small, single-threaded process then:
+//! [`run_if_supervisor`] first, with [`SUPERVISOR_ARG`] and the engine's pid as arguments: the
+//! `ground-link` CLI, also for the tray app. It must be single-threaded, and a binary that links
+//! WebKit is not (JavaScriptCore starts a thread from a library constructor, before `main`):
+//! a signal could then land on that thread and be lost, so a supervisor that finds another
+//! thread refuses to run anything. That small, single-threaded process then:
 //!
 //! 1. blocks the signals it cares about and reads them from a `signalfd`;
 //! 2. sets `PR_SET_PDEATHSIG` (SIGUSR1) and `PR_SET_CHILD_SUBREAPER`, and starts a new session,
@@ -172,8 +175,29 @@ struct Setup {
     signals: SignalFd,
 }
 
+/// Threads in this process, from `/proc/self/task`.
+fn thread_count() -> Result<usize, String> {
+    std::fs::read_dir("/proc/self/task")
+        .map(|dir| dir.count())
+        .map_err(|e| format!("supervisor: cannot count its threads in /proc/self/task: {e}"))
+}
+
+/// Fail closed unless this process has exactly one thread: signals blocked here would otherwise
+/// be delivered to (and discarded by) another thread, and forking would copy its locks.
+fn require_single_thread() -> Result<(), String> {
+    match thread_count()? {
+        1 => Ok(()),
+        n => Err(format!(
+            "supervisor: this binary runs {n} threads before any command starts (a library \
+             started them before main), so signals and fork cannot be trusted; the supervisor \
+             must be the `ground-link` CLI"
+        )),
+    }
+}
+
 impl Setup {
     fn new(engine_pid: i32) -> Result<Self, String> {
+        require_single_thread()?;
         let mut mask = SigSet::empty();
         for signal in WATCHED_SIGNALS {
             // An ignored signal never reaches the signalfd (a host started under `nohup`
@@ -806,6 +830,20 @@ mod tests {
         }
         assert_eq!(parse_stat("garbage"), None);
         assert_eq!(parse_stat("1 (x) S"), None);
+    }
+
+    #[test]
+    fn a_supervisor_with_other_threads_refuses_to_run() {
+        // This test process has at least two threads while this one runs (the harness's
+        // main thread waits for it); the supervisor's check must see them and refuse.
+        let start = std::sync::Barrier::new(2);
+        std::thread::scope(|s| {
+            s.spawn(|| start.wait());
+            assert!(thread_count().unwrap() >= 2);
+            let err = require_single_thread().unwrap_err();
+            assert!(err.contains("must be the `ground-link` CLI"), "{err}");
+            start.wait();
+        });
     }
 
     #[test]

@@ -303,8 +303,17 @@ pub fn run(started: Instant) {
             if let Some(w) = &loaded.warning {
                 eprintln!("ground-link-app: warning: {w}");
             }
-            let exe = std::env::current_exe()?;
-            let host = Host::new(paths, exe, loaded.token.clone());
+            // exec_cmd's per-call supervisor is the CLI next to this binary (the package puts
+            // both in /usr/bin): it must be single-threaded, and this binary is not (WebKit
+            // starts a thread before main).
+            let supervisor = std::env::current_exe()?.with_file_name("ground-link");
+            if !supervisor.is_file() {
+                eprintln!(
+                    "ground-link-app: warning: {} is missing, so exec_cmd calls will fail; install the ground-link CLI next to the app",
+                    supervisor.display()
+                );
+            }
+            let host = Host::new(paths, supervisor, loaded.token.clone());
             let state = App::new(handle.clone(), host, settings.clone(), Box::new(keyring), token_file, (loaded.kept_in.clone(), loaded.warning.clone()));
             app.manage(Arc::clone(&state));
             let handles = build_tray(&handle, &state)?;

@@ -3,8 +3,9 @@
 
 fn main() {
     let started = std::time::Instant::now();
-    // The per-call `exec_cmd` supervisor is this same binary started with a marker: it must
-    // take over before anything else (no GTK, no runtime) runs.
+    // The `exec_cmd` supervisor is the `ground-link` CLI, not this binary (WebKit makes it
+    // multi-threaded before main). Started as one anyway, it refuses with a clear report
+    // instead of opening a window.
     ground_link::supervisor::run_if_supervisor();
     ground_link_app::run(started);
 }

@@ -580,6 +580,83 @@ fn a_broken_rule_file_shows_its_error_and_keeps_the_last_good_rules() {
     );
 }
 
+fn trust_hooks_and_pairing_from_settings() {
+    let w = World::start(&["--show-settings"]);
+    // A project rule file arrives (say, with a `git pull`): its allow rule waits for trust.
+    std::fs::create_dir_all(w.root.join(".ground-link")).unwrap();
+    std::fs::write(
+        w.root.join(".ground-link/permissions.json"),
+        r#"{"version":1,"rules":[{"id":"touch-ok","action":"allow","tool":"exec_cmd","match":{"commandPrefix":"touch trusted.txt"}}]}"#,
+    )
+    .unwrap();
+    w.switch_to("settings.html");
+    w.wait_for("the diff of the new file", Duration::from_secs(15), || {
+        w.click("#tab-trust");
+        w.text("#trust-diff").contains("touch-ok").then_some(())
+    });
+    assert!(w.text("#trust-msg").contains("Not trusted"));
+    w.click("#trust-do");
+    w.wait_for("trusted", Duration::from_secs(10), || {
+        w.text("#trust-msg").contains("Trusted").then_some(())
+    });
+    // Its allow rule applies now: the call runs without a dialog, on the project's rule. Run
+    // it a few times: a supervisor that lost SIGCHLD stalled some runs for a minute.
+    for _ in 0..6 {
+        let r = w.exec(exec_call("touch trusted.txt")).join().unwrap();
+        assert_eq!(r["status"], "success", "{r}");
+        assert_eq!(r["decision"]["rule"]["id"], "touch-ok", "{r}");
+    }
+    assert!(w.root.join("trusted.txt").exists());
+
+    // A hook: "run now" says what it would do; added, it gates every call.
+    w.click("#tab-hooks");
+    w.type_into("#hook-id", "lint-gate");
+    w.type_into("#hook-command", "echo 'lint failed' >&2; exit 1");
+    w.click("#hook-try");
+    w.wait_for("the hook's verdict", Duration::from_secs(15), || {
+        w.text("#hooks-msg").contains("would block").then_some(())
+    });
+    w.click("#hook-add");
+    w.wait_for("the hook in the list", Duration::from_secs(10), || {
+        w.text("#hooks-list").contains("lint-gate").then_some(())
+    });
+    let r = w
+        .exec(json!({"name": "read_file", "args": {"path": "notes/today.md"}}))
+        .join()
+        .unwrap();
+    assert_eq!(r["status"], "denied", "{r}");
+    assert!(r["output"].as_str().unwrap().contains("lint failed"), "{r}");
+
+    // Pairing: an extension that presented the token is listed; a new token locks the old out.
+    let ext = "chrome-extension://abcdefghijklmnopabcdefghijklmnop";
+    let old = w.token();
+    let tools = |token: &str, origin: Option<&str>| {
+        let mut req = w
+            .http
+            .get(format!("http://127.0.0.1:{}/tools", w.port))
+            .bearer_auth(token);
+        if let Some(o) = origin {
+            req = req.header("Origin", o);
+        }
+        req.send().unwrap().status().as_u16()
+    };
+    assert_eq!(tools(&old, Some(ext)), 200);
+    w.click("#tab-pairing");
+    w.wait_for("the paired extension", Duration::from_secs(10), || {
+        w.text("#paired").contains(ext).then_some(())
+    });
+    assert!(w.text("#pairing").contains("extension connected"));
+    w.click("#token-rotate");
+    w.wait_for("the new token", Duration::from_secs(20), || {
+        (w.text("#pairing-msg").contains("New token") && w.token() != old).then_some(())
+    });
+    w.wait_for("the bridge back", Duration::from_secs(20), || {
+        w.health().then_some(())
+    });
+    assert_eq!(tools(&old, None), 401, "the old token is refused");
+    assert_eq!(tools(&w.token(), None), 200);
+}
+
 fn a_second_launch_opens_settings_and_closing_it_frees_its_web_process() {
     let w = World::start(&[]);
     let pid = app_pid(w.port).expect("the app's process");
@@ -655,6 +732,10 @@ fn e2e() {
         (
             "a broken rule file shows its error and keeps the last good rules",
             a_broken_rule_file_shows_its_error_and_keeps_the_last_good_rules,
+        ),
+        (
+            "trust, hooks and pairing from the settings window",
+            trust_hooks_and_pairing_from_settings,
         ),
         (
             "a second launch opens settings; closing settings frees its web process",
