@@ -390,6 +390,17 @@ fn web_processes(pid: i32) -> usize {
         .count()
 }
 
+/// The window manager's close button (WM_DELETE_WINDOW) on the window whose title holds
+/// `title`; Xvfb has no window manager.
+fn close_window(title: &str) {
+    let closed = Command::new("/usr/bin/python3")
+        .arg(repo().join("scripts/app-close-window.py"))
+        .arg(title)
+        .status()
+        .unwrap();
+    assert!(closed.success(), "no window titled {title:?} to close");
+}
+
 fn write_call(path: &str, content: &str) -> Value {
     json!({"name": "write_file", "args": {"path": path, "content": content}, "reason": "keep notes", "session": "chat.example/c/42"})
 }
@@ -481,13 +492,7 @@ fn closing_the_dialog_denies() {
     let w = World::start(&[]);
     let call = w.exec(exec_call("touch closed.txt"));
     w.wait_dialog("exec_cmd");
-    // The window manager's close button: WM_DELETE_WINDOW to the dialog.
-    let closed = Command::new("/usr/bin/python3")
-        .arg(repo().join("scripts/app-close-window.py"))
-        .arg("approve a tool call")
-        .status()
-        .unwrap();
-    assert!(closed.success(), "no approval window to close");
+    close_window("approve a tool call");
     let r = call.join().unwrap();
     assert_eq!(r["status"], "denied", "{r}");
     assert!(!w.root.join("closed.txt").exists());
@@ -690,13 +695,8 @@ fn a_second_launch_opens_settings_and_closing_it_frees_its_web_process() {
     w.switch_to("settings.html");
     w.el("#tab-rules");
     assert_eq!(web_processes(pid), 2, "settings has its own web process");
-    // The window manager's close button: settings closes for real.
-    let closed = Command::new("/usr/bin/python3")
-        .arg(repo().join("scripts/app-close-window.py"))
-        .arg("ground-link — settings")
-        .status()
-        .unwrap();
-    assert!(closed.success(), "no settings window to close");
+    // Settings closes for real.
+    close_window("ground-link — settings");
     w.wait_for(
         "the settings web process to end",
         Duration::from_secs(20),
