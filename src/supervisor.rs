@@ -85,10 +85,14 @@ const WATCHED_SIGNALS: [Signal; 6] = [
     PDEATH_SIGNAL,
 ];
 
-/// What the engine asks the supervisor to run. Sent as one JSON line on the socket.
+/// What the engine asks the supervisor to run. Sent as one JSON line on the socket. The
+/// supervisor is a separate binary (the CLI next to the tray app), so a stale one must refuse
+/// rather than half-understand: unknown fields and another version are errors.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct Request {
+    /// The engine's ground-link version; the supervisor runs only for its own.
+    pub version: String,
     pub command: String,
     pub cwd: PathBuf,
     pub timeout_ms: u64,
@@ -411,9 +415,34 @@ fn read_request(control: &UnixStream) -> Result<Option<Request>, String> {
             break;
         }
     }
-    serde_json::from_slice(&line)
-        .map(Some)
-        .map_err(|e| format!("supervisor: the request is not valid JSON ({e}); this is a bug"))
+    let request: Request = serde_json::from_slice(&line).map_err(|e| {
+        format!(
+            "supervisor: the request is not understood ({e}); is {} as new as the engine? \
+             reinstall ground-link",
+            exe_shown()
+        )
+    })?;
+    check_version(&request.version)?;
+    Ok(Some(request))
+}
+
+fn exe_shown() -> String {
+    std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| "the supervisor binary".to_string())
+}
+
+/// The engine and the supervisor must be the same ground-link.
+fn check_version(engine: &str) -> Result<(), String> {
+    let mine = env!("CARGO_PKG_VERSION");
+    if engine == mine {
+        return Ok(());
+    }
+    Err(format!(
+        "supervisor: {} is ground-link {mine} but the engine is {engine}; install the same \
+         version of both (the package ships them together)",
+        exe_shown()
+    ))
 }
 
 /// Waits for either descriptor to become readable (or hang up). Returns which ones did.
@@ -844,6 +873,21 @@ mod tests {
             assert!(err.contains("must be the `ground-link` CLI"), "{err}");
             start.wait();
         });
+    }
+
+    #[test]
+    fn requests_from_another_version_or_with_unknown_fields_are_refused() {
+        assert!(check_version(env!("CARGO_PKG_VERSION")).is_ok());
+        let err = check_version("0.0.1-other").unwrap_err();
+        assert!(err.contains("install the same version"), "{err}");
+        let line = serde_json::json!({
+            "version": env!("CARGO_PKG_VERSION"), "command": "true", "cwd": "/",
+            "timeoutMs": 1000, "confineWrites": null, "newConfinement": true
+        });
+        assert!(
+            serde_json::from_value::<Request>(line).is_err(),
+            "unknown field accepted"
+        );
     }
 
     #[test]

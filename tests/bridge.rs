@@ -1161,3 +1161,44 @@ fn connected_means_a_recent_authenticated_request_or_an_open_event_stream() {
     assert!(!s.bridge.connected(Duration::ZERO));
     s.shutdown();
 }
+
+/// Shutting down ends open event streams, so the server stops at once and the client sees the
+/// end (and reconnects to whatever serves next) instead of holding a dead stream.
+#[test]
+fn shutdown_ends_event_streams() {
+    let f = Fixture::new();
+    let mut s = Server::start(
+        &f,
+        Arc::new(DenyApprover { reason: None }),
+        ApprovalMode::Ask,
+        Duration::from_secs(5),
+    );
+    let c = s.client();
+    let events = s.runtime.block_on(async {
+        c.get(format!("{}/events", s.base))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap()
+    });
+    assert_eq!(events.status(), 200);
+    let _ = s.stop.take().unwrap().send(());
+    let done = s.done.take().unwrap();
+    let stopped = s.runtime.block_on(async {
+        tokio::time::timeout(Duration::from_secs(5), done)
+            .await
+            .is_ok()
+    });
+    assert!(stopped, "the server kept waiting for the open event stream");
+    let ended = s.runtime.block_on(async {
+        use futures_util::StreamExt;
+        let mut stream = events.bytes_stream();
+        tokio::time::timeout(Duration::from_secs(5), async {
+            while let Some(Ok(_)) = stream.next().await {}
+        })
+        .await
+        .is_ok()
+    });
+    assert!(ended, "the event stream did not end");
+    assert_eq!(s.bridge.listeners(), 0);
+}

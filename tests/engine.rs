@@ -635,7 +635,7 @@ fn a_copied_reply_runs_block_by_block() {
             "{want:?} missing or out of order in:\n{}",
             run.text
         );
-        at += found.unwrap_or(0);
+        at += found.unwrap_or(0) + want.len();
     }
     assert!(!f.root.join("x.txt").exists());
     assert_eq!(

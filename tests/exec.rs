@@ -295,6 +295,7 @@ fn engine_death_kills_the_tree() {
             .spawn()
             .unwrap();
         let request = serde_json::json!({
+            "version": env!("CARGO_PKG_VERSION"),
             "command": format!("setsid sleep {m} & sleep {m}"),
             "cwd": dir.path(),
             "timeoutMs": 60_000,

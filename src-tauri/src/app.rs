@@ -28,6 +28,9 @@ pub struct App {
     secrets: Box<dyn SecretStore>,
     token_file: PathBuf,
     token_note: Mutex<(String, Option<String>)>,
+    /// One settings change at a time: two quick tray toggles must leave the engine in the
+    /// state that was saved last.
+    changing: tokio::sync::Mutex<()>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -82,6 +85,7 @@ impl App {
             secrets,
             token_file,
             token_note: Mutex::new(token_note),
+            changing: tokio::sync::Mutex::new(()),
         })
     }
 
@@ -100,6 +104,9 @@ impl App {
 
     pub fn subscribe_dialog(&self, channel: Channel<DialogState>) -> DialogState {
         *lock(&self.dialog) = Some(channel);
+        // A page that (re)loads while a call waits — the dialog was just made again — must
+        // also bring its window up, or the question would wait unseen until it times out.
+        self.host.approver.refresh();
         self.host.approver.state()
     }
 
@@ -146,10 +153,14 @@ impl App {
     /// Persist and apply new settings (the bridge restarts when the core changed).
     pub async fn save_settings(&self, new: AppSettings) -> Result<SettingsView, String> {
         new.validate()?;
+        let _one = self.changing.lock().await;
         let old = self.settings();
         self.persist(&new)?;
         *lock(&self.settings) = new.clone();
         self.host.approver.set_language(new.core.language);
+        if new.core.language != old.core.language {
+            self.retitle();
+        }
         if new.autostart != old.autostart {
             self.set_autostart(new.autostart);
         }
@@ -192,6 +203,7 @@ impl App {
     }
 
     pub async fn set_paused(&self, paused: bool) -> Result<(), String> {
+        let _one = self.changing.lock().await;
         let s = self.settings();
         self.host
             .set_paused(paused, &s)
@@ -241,6 +253,7 @@ impl App {
 
     /// A new token; the bridge restarts with it (paired extensions must pair again).
     pub async fn rotate_token(&self) -> Result<PairingView, String> {
+        let _one = self.changing.lock().await;
         let loaded =
             secret::rotate(self.secrets.as_ref(), &self.token_file).map_err(|e| e.to_string())?;
         self.host.set_token(loaded.token);
@@ -275,9 +288,21 @@ impl App {
             .map_err(|e| e.to_string())
     }
 
+    /// Title every open window in the chosen language.
+    pub fn retitle(&self) {
+        let lang = self.settings().core.language;
+        for id in WindowId::ALL {
+            if let Some(win) = self.handle.get_webview_window(id.label()) {
+                let _ = win.set_title(id.title(lang));
+            }
+        }
+    }
+
     /// Bring a window to the front, making it first if it was closed.
     pub fn show(&self, w: WindowId) {
-        let reveal = |win: tauri::WebviewWindow| {
+        let lang = self.settings().core.language;
+        let reveal = move |win: tauri::WebviewWindow| {
+            let _ = win.set_title(w.title(lang));
             let _ = win.unminimize();
             let _ = win.show();
             let _ = win.set_focus();

@@ -98,7 +98,8 @@ impl DialogApprover {
         }
     }
 
-    fn refresh(&self) {
+    /// Show the current state again (count, window, page).
+    pub fn refresh(&self) {
         let state = self.state();
         self.count
             .send_replace(state.current.as_ref().map_or(0, |_| state.queued + 1));

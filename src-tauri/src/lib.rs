@@ -266,7 +266,12 @@ fn on_window_event(window: &tauri::Window, event: &WindowEvent) {
             // and make it again so the next call has a dialog.
             let app = window.app_handle().clone();
             deny_shown(&app);
-            tauri::async_runtime::spawn_blocking(move || windows::get_or_create(&app, id));
+            tauri::async_runtime::spawn_blocking(move || {
+                windows::get_or_create(&app, id);
+                if let Some(state) = app.try_state::<Arc<App>>() {
+                    state.retitle();
+                }
+            });
         }
         // Settings closes for real, and its web process with it; "open" makes it again.
         _ => {}
@@ -316,6 +321,7 @@ pub fn run(started: Instant) {
             let host = Host::new(paths, supervisor, loaded.token.clone());
             let state = App::new(handle.clone(), host, settings.clone(), Box::new(keyring), token_file, (loaded.kept_in.clone(), loaded.warning.clone()));
             app.manage(Arc::clone(&state));
+            state.retitle();
             let handles = build_tray(&handle, &state)?;
             let show_settings = args.show_settings;
             let st = Arc::clone(&state);

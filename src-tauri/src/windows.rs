@@ -33,6 +33,17 @@ impl WindowId {
         WindowId::ALL.into_iter().find(|w| w.label() == label)
     }
 
+    /// The title bar in the person's language (`tauri.conf.json` holds the English one).
+    pub fn title(self, lang: ground_link::protocol::Language) -> &'static str {
+        use ground_link::protocol::Language::{En, Zh};
+        match (self, lang) {
+            (WindowId::Approval, En) => "ground-link — approve a tool call",
+            (WindowId::Approval, Zh) => "ground-link — 批准工具调用",
+            (WindowId::Settings, En) => "ground-link — settings",
+            (WindowId::Settings, Zh) => "ground-link — 设置",
+        }
+    }
+
     /// Whether closing the window only hides it (the dialog), or destroys it (settings).
     pub fn kept(self) -> bool {
         self == WindowId::Approval
@@ -97,6 +108,13 @@ mod tests {
             assert_eq!(w["create"].as_bool().unwrap_or(true), id.kept(), "{w}");
         }
         assert!(WindowId::Approval.kept() && !WindowId::Settings.kept());
+        // The English titles are the configured ones; the Chinese ones differ.
+        for w in config["app"]["windows"].as_array().unwrap() {
+            let id = WindowId::from_label(w["label"].as_str().unwrap()).unwrap();
+            use ground_link::protocol::Language;
+            assert_eq!(w["title"].as_str().unwrap(), id.title(Language::En));
+            assert_ne!(id.title(Language::Zh), id.title(Language::En));
+        }
         assert_eq!(WindowId::from_label("main"), None);
     }
 }

@@ -53,6 +53,10 @@ pub struct Bridge {
     last_seen: AtomicU64,
     /// `/events` streams open now (each one was authenticated when it opened).
     listeners: Arc<AtomicUsize>,
+    /// Cancelled when the bridge starts shutting down: event streams end then, so a client
+    /// reconnects to whatever serves next instead of holding a dead stream (and the server
+    /// does not wait for it).
+    closing: tokio_util::sync::CancellationToken,
 }
 
 impl Bridge {
@@ -141,8 +145,10 @@ impl Bound {
         let stop = tokio_util::sync::CancellationToken::new();
         let stop_serving = stop.clone();
         let broker = Arc::clone(&bridge.broker);
+        let closing = bridge.closing.clone();
         tokio::spawn(async move {
             shutdown.await;
+            closing.cancel();
             // Pending approvals end as denied (and are audited) before the server stops.
             broker.shut_down();
             let start = std::time::Instant::now();
@@ -192,6 +198,7 @@ pub async fn bind(
         paired: Mutex::new(BTreeMap::new()),
         last_seen: AtomicU64::new(0),
         listeners: Arc::new(AtomicUsize::new(0)),
+        closing: tokio_util::sync::CancellationToken::new(),
     });
     Ok(Bound { bridge, listener })
 }
@@ -485,6 +492,7 @@ async fn events(State(bridge): State<Arc<Bridge>>) -> Response {
             ))
         }
     });
+    let stream = stream.take_until(bridge.closing.clone().cancelled_owned());
     Sse::new(stream)
         .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
         .into_response()

@@ -414,8 +414,6 @@ impl Policy {
         change: impl FnOnce(Option<&str>) -> Result<String, E>,
     ) -> Result<bool, E> {
         let _guard = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
-        self.reload_locked();
-        let snap = self.snapshot();
         let (shown, current) = match layer {
             Layer::Managed | Layer::Session => {
                 return Err(PolicyError::ReadOnlyLayer(layer.as_str()).into());
@@ -435,14 +433,20 @@ impl Policy {
         if layer == Layer::Global {
             write_atomic_plain(&self.paths.global_rules(), text.as_bytes())?;
         } else {
-            let needs_trust = |s: &LayerState| {
-                s.rules.iter().any(|r| r.action() == RuleAction::Allow)
-                    || !s.hooks.pre_tool_use.is_empty()
-                    || !s.hooks.post_tool_use.is_empty()
+            // Decided from the very text being replaced, not from an earlier read of the file,
+            // so a file swapped in meanwhile (a running command can write the project folder)
+            // is never blessed along with the new rule.
+            let was_trusted = match current.as_deref() {
+                None => true,
+                Some(old) => {
+                    self.trusted_content().as_deref() == Some(old)
+                        || parse_file(old, Layer::Project).is_ok_and(|(rules, hooks)| {
+                            rules.iter().all(|r| r.action() != RuleAction::Allow)
+                                && hooks.pre_tool_use.is_empty()
+                                && hooks.post_tool_use.is_empty()
+                        })
+                }
             };
-            let was_trusted = snap.project_trusted
-                || current.is_none()
-                || (snap.project.error.is_none() && !needs_trust(&snap.project));
             let resolved = self
                 .jail
                 .resolve(PROJECT_RULES_REL)

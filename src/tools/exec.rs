@@ -383,6 +383,7 @@ fn encode_request(req: &ExecRequest) -> Result<Vec<u8>, ExecError> {
         return Err(ExecError::NonUtf8Path { path: path.clone() });
     }
     let request = Request {
+        version: env!("CARGO_PKG_VERSION").to_string(),
         command: req.command.clone(),
         cwd: req.cwd.clone(),
         timeout_ms: u64::try_from(req.timeout.as_millis())
