@@ -368,7 +368,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             print!("{}", view.diff);
             if !show {
-                policy.trust_project()?;
+                // Exactly what was printed above, or nothing.
+                policy.trust_project_as_shown(view.content.as_deref().unwrap_or_default())?;
                 println!("trusted");
             }
             Ok(ExitCode::SUCCESS)

@@ -378,8 +378,24 @@ fn project_trust_is_kept_as_it_was() {
         "{}",
         trust.diff
     );
-    engine.policy().trust_project().unwrap();
+    // A file changed after its diff was shown is refused, and nothing is trusted.
+    let shown = trust.content.clone().unwrap();
+    let rules = f.root.join(".ground-link/permissions.json");
+    let swapped = shown.replace("\"Bash\"", "\"Bash(rm *)\", \"Bash\"");
+    assert_ne!(swapped, shown);
+    std::fs::write(&rules, &swapped).unwrap();
+    let err = engine.policy().trust_project_as_shown(&shown).unwrap_err();
+    assert!(
+        err.to_string().contains("changed after it was shown"),
+        "{err}"
+    );
+    assert!(!edit::trust_view(engine.policy()).trusted);
+    // What is shown now can be trusted.
+    let now = edit::trust_view(engine.policy()).content.unwrap();
+    assert_eq!(now, swapped);
+    engine.policy().trust_project_as_shown(&now).unwrap();
     assert_eq!(edit::trust_view(engine.policy()).diff, "");
+    assert!(edit::trust_view(engine.policy()).trusted);
 }
 
 #[test]

@@ -157,9 +157,9 @@ pub fn trust_get(app: State<'_, Arc<App>>) -> Res<TrustView> {
 }
 
 #[tauri::command]
-pub fn trust_project(app: State<'_, Arc<App>>) -> Res<TrustView> {
+pub fn trust_project(app: State<'_, Arc<App>>, shown: String) -> Res<TrustView> {
     let engine = app.engine()?;
-    engine.policy().trust_project().map_err(s)?;
+    engine.policy().trust_project_as_shown(&shown).map_err(s)?;
     Ok(edit::trust_view(engine.policy()))
 }
 

@@ -238,6 +238,9 @@ pub struct TrustView {
     pub trusted: bool,
     /// Unified diff from the trusted text to the text in force.
     pub diff: String,
+    /// The text in force, which is what trusting it now would trust (sent back with the
+    /// request to trust, so a file changed since is refused).
+    pub content: Option<String>,
     pub error: Option<String>,
 }
 
@@ -255,6 +258,7 @@ pub fn trust_view(policy: &Policy) -> TrustView {
         trusted: snap.project_trusted,
         diff,
         error: snap.project.error.clone(),
+        content: current,
     }
 }
 

@@ -339,9 +339,19 @@ impl Policy {
         v.get("content")?.as_str().map(str::to_string)
     }
 
-    /// Trust the project file as it is in force now (the settings window shows a diff first;
-    /// the CLI offers `ground-link trust`).
+    /// Trust the project file as it is in force now.
     pub fn trust_project(&self) -> Result<(), PolicyError> {
+        self.trust_in_force(None)
+    }
+
+    /// Trust the project file only if it is still exactly the text the person was shown (the
+    /// settings window's diff, `ground-link trust`): a file changed after it was shown — say
+    /// by a command the model ran — is refused, to be reviewed again.
+    pub fn trust_project_as_shown(&self, shown: &str) -> Result<(), PolicyError> {
+        self.trust_in_force(Some(shown))
+    }
+
+    fn trust_in_force(&self, shown: Option<&str>) -> Result<(), PolicyError> {
         let _guard = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
         self.reload_locked();
         let snap = self.snapshot();
@@ -360,6 +370,14 @@ impl Policy {
             return Err(PolicyError::File {
                 path: PROJECT_RULES_REL.to_string(),
                 msg: "is broken on disk; fix it before trusting it".to_string(),
+            });
+        }
+        if shown.is_some_and(|shown| shown != content) {
+            return Err(PolicyError::File {
+                path: PROJECT_RULES_REL.to_string(),
+                msg: "changed after it was shown to you; nothing was trusted, review the new \
+                      diff"
+                    .to_string(),
             });
         }
         self.write_trust(&content)?;

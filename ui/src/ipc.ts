@@ -42,7 +42,8 @@ export const settings = {
   applyRule: (layer: Layer, edit: RuleEdit) => invoke<RuleFileView>("rules_apply", { layer, edit }),
   checkCall: (call: string) => invoke<Decision>("rules_check_call", { call }),
   trust: () => invoke<TrustView>("trust_get"),
-  trustProject: () => invoke<TrustView>("trust_project"),
+  /** Trust the project file only if it is still `shown` (the text whose diff was on screen). */
+  trustProject: (shown: string) => invoke<TrustView>("trust_project", { shown }),
   runHook: (hook: Hook) => invoke<HookRun>("hook_run", { hook }),
   pairing: () => invoke<PairingView>("pairing_get"),
   copyToken: () => invoke<void>("token_copy"),

@@ -323,6 +323,11 @@ export type ToolName = "list_dir" | "read_file" | "glob" | "grep" | "write_file"
  * as a unified diff (empty when they agree).
  */
 export type TrustView = {
+  /**
+   * The text in force, which is what trusting it now would trust (sent back with the
+   * request to trust, so a file changed since is refused).
+   */
+  content: string | null;
   /** Unified diff from the trusted text to the text in force. */
   diff: string;
   error: string | null;

@@ -11,7 +11,7 @@ const calls: { cmd: string; args: Record<string, unknown> }[] = [];
 const RUNNING: StatusView = { confinement: "landlock", connected: false, paused: false, pending: 2, port: 8787, problem: null, root: "/srv/sb", running: true };
 const PAIRED: PairingView = { connected: false, keptIn: "K-keyring", paired: [{ origin: "chrome-extension://abc", lastSeen: 1_700_000_000 }], port: 8787, token: "tok", warning: "W-keyring" };
 let status: StatusView = RUNNING;
-let trust: TrustView = { exists: true, trusted: false, diff: "@@ -1 +1 @@\n-a\n+b", error: "E-trust" };
+let trust: TrustView = { exists: true, trusted: false, diff: "@@ -1 +1 @@\n-a\n+b", error: "E-trust", content: "b" };
 let getFails = false;
 
 vi.mock("@tauri-apps/api/core", () => ({
@@ -112,7 +112,7 @@ const settle = () => new Promise((r) => setTimeout(r, 0));
 async function load(language: Language): Promise<void> {
   lang = language;
   status = RUNNING;
-  trust = { exists: true, trusted: false, diff: "@@ -1 +1 @@\n-a\n+b", error: "E-trust" };
+  trust = { exists: true, trusted: false, diff: "@@ -1 +1 @@\n-a\n+b", error: "E-trust", content: "b" };
   getFails = false;
   calls.length = 0;
   vi.resetModules();
@@ -181,9 +181,11 @@ async function walk(): Promise<string[]> {
   look();
   el("#trust-do").click();
   await vi.waitFor(() => expect(document.querySelector("#trust-msg.ok")).not.toBeNull());
+  // Trusting sends back the text whose diff was shown, so a file changed since is refused.
+  expect(calls.find((c) => c.cmd === "trust_project")?.args).toEqual({ shown: "b" });
   look();
   const trusted = text("trust-msg");
-  trust = { exists: false, trusted: false, diff: "", error: null };
+  trust = { exists: false, trusted: false, diff: "", error: null, content: null };
   el("#tab-trust").click();
   await vi.waitFor(() => expect(text("trust-msg")).not.toBe(trusted));
   await vi.waitFor(() => expect(text("trust-msg")).not.toBe(""));

@@ -331,7 +331,9 @@ function renderTrust(el: HTMLElement): void {
   const msg = h("p", { id: "trust-msg" });
   const btn = h("button", { id: "trust-do", type: "button", class: "btn allow", text: t("trustDo") });
   el.append(h("p", { class: "muted", text: t("trustExplain") }), msg, out, h("div", { class: "actions" }, btn));
+  let shown = "";
   const show = (tv: Awaited<ReturnType<typeof ipc.trust>>) => {
+    shown = tv.content ?? "";
     clear(out);
     msg.textContent = !tv.exists ? t("trustNoFile") : tv.trusted ? t("trustYes") : t("trustNo");
     msg.className = tv.trusted || !tv.exists ? "ok" : "warn";
@@ -342,7 +344,7 @@ function renderTrust(el: HTMLElement): void {
     if (tv.error) msg.textContent += t("trustBroken", { error: tv.error });
     btn.disabled = !tv.exists || tv.trusted;
   };
-  btn.addEventListener("click", () => void ipc.trustProject().then(show).catch((e) => (msg.textContent = message(e))));
+  btn.addEventListener("click", () => void ipc.trustProject(shown).then(show).catch((e) => (msg.textContent = message(e))));
   void ipc.trust().then(show).catch((e) => (msg.textContent = message(e)));
 }
 
