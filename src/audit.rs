@@ -913,6 +913,28 @@ impl std::fmt::Display for ProblemKind {
     }
 }
 
+/// Every entry in `dir`, newest first (files by date, lines from the end), for viewers. Lines
+/// that do not parse (padding, a torn tail) are skipped, and so is a file that vanished or
+/// cannot be read; [`verify`] is what reports them. A missing directory is an empty log.
+pub fn for_each_newest_first(
+    dir: &Path,
+    mut visit: impl FnMut(AuditEntry),
+) -> Result<(), AuditError> {
+    if !dir.exists() {
+        return Ok(());
+    }
+    for f in list_files(dir)?.iter().rev() {
+        let Ok(text) = fs::read_to_string(&f.path) else {
+            continue;
+        };
+        text.lines()
+            .rev()
+            .filter_map(|line| serde_json::from_str::<AuditEntry>(line).ok())
+            .for_each(&mut visit);
+    }
+    Ok(())
+}
+
 /// Checks every log file in `dir` in date order: each line parses, its hash matches its
 /// content, and its `prev` names the line before (across files). The oldest retained line is
 /// the anchor and may point at a pruned line. Lines appended while this runs are not looked at.

@@ -29,6 +29,8 @@ use std::time::Duration;
 
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
@@ -143,6 +145,55 @@ pub fn hook_matches(hook: &Hook, tool: ToolName) -> bool {
         .split('|')
         .map(str::trim)
         .any(|name| name == "*" || ToolName::from_alias(name) == Some(tool))
+}
+
+/// What trying one hook found (the settings window's "run now").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HookRun {
+    /// Whether the hook would block the call.
+    pub blocked: bool,
+    /// What happened, in one sentence.
+    pub summary: String,
+}
+
+/// Try `hook` as a PreToolUse hook on a harmless sample call (`{"path": "."}` for the first
+/// tool it names, `list_dir` for `*`) in `root`, and say whether it would block.
+pub async fn try_hook(hook: &Hook, root: &Path) -> Result<HookRun, HookConfigError> {
+    check_hook(hook)?;
+    let tool = hook
+        .tool_match
+        .split('|')
+        .map(str::trim)
+        .find_map(ToolName::from_alias)
+        .unwrap_or(ToolName::ListDir);
+    let args = Map::from_iter([("path".to_string(), json!("."))]);
+    let ctx = HookContext {
+        tool,
+        call_id: "run-now",
+        args: &args,
+        root,
+        output: None,
+    };
+    let report = run_hooks_report(HookPhase::Pre, std::slice::from_ref(hook), &ctx).await;
+    let skipped: Vec<String> = report.skipped.into_iter().map(|s| s.failure).collect();
+    Ok(match report.outcome {
+        HookOutcome::Block { reason, .. } => HookRun {
+            blocked: true,
+            summary: format!("it would block the call: {reason}"),
+        },
+        HookOutcome::Continue if !skipped.is_empty() => HookRun {
+            blocked: false,
+            summary: format!(
+                "it failed, and onFailure \"skip\" lets the call run: {}",
+                skipped.join("; ")
+            ),
+        },
+        HookOutcome::Continue => HookRun {
+            blocked: false,
+            summary: format!("it ran and let the sample {tool} call continue"),
+        },
+    })
 }
 
 /// Runs the hooks that match `ctx.tool`, in order; the first block wins and later hooks do not

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, TimeZone, Utc};
 use ground_link::audit::{
-    AuditConfig, AuditEntry, AuditLog, Clock, GENESIS, ProblemKind, VerifyProblem, summarize_args,
-    verify,
+    AuditConfig, AuditEntry, AuditLog, Clock, GENESIS, ProblemKind, VerifyProblem,
+    for_each_newest_first, summarize_args, verify,
 };
 use ground_link::protocol::{CallStatus, Source};
 use serde_json::{Map, Value, json};
@@ -739,4 +739,32 @@ fn throughput() {
     let rate = f64::from(n) / start.elapsed().as_secs_f64();
     println!("{rate:.0} appends/s");
     assert!(rate > 10_000.0, "{rate:.0} appends/s");
+}
+
+/// Viewers read the log newest first across days; lines that do not parse and files that are
+/// not log files are left out, and a folder that does not exist yet is an empty log.
+#[test]
+fn entries_are_read_newest_first_across_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = TestClock::at(2026, 3, 1, 10, 0, 0);
+    let log = open(dir.path(), &clock);
+    log.append(&entry("a")).unwrap();
+    log.append(&entry("b")).unwrap();
+    clock.advance_days(1);
+    log.append(&entry("c")).unwrap();
+    let day_two = dir.path().join("2026-03-02.jsonl");
+    let mut text = fs::read_to_string(&day_two).unwrap();
+    text.push_str("{ not an entry\n");
+    fs::write(&day_two, text).unwrap();
+    fs::write(
+        dir.path().join("notes.jsonl"),
+        serde_json::to_string(&entry("stray")).unwrap(),
+    )
+    .unwrap();
+    let mut seen = Vec::new();
+    for_each_newest_first(dir.path(), |e| seen.push(e.call_id)).unwrap();
+    assert_eq!(seen, ["c", "b", "a"]);
+    let mut none = 0;
+    for_each_newest_first(&dir.path().join("missing"), |_| none += 1).unwrap();
+    assert_eq!(none, 0);
 }

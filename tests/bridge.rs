@@ -94,6 +94,19 @@ impl Server {
         })
     }
 
+    /// Open `/events` with the token; the stream stays open while the response lives.
+    fn events(&self, c: &reqwest::Client) -> reqwest::Response {
+        let r = self.runtime.block_on(async {
+            c.get(format!("{}/events", self.base))
+                .bearer_auth(TOKEN)
+                .send()
+                .await
+                .unwrap()
+        });
+        assert_eq!(r.status(), 200);
+        r
+    }
+
     fn shutdown(&mut self) {
         if let Some(tx) = self.stop.take() {
             let _ = tx.send(());
@@ -871,14 +884,7 @@ fn a_slow_approval_is_delivered_through_calls_and_events() {
     );
     let c = s.client();
     // Listen to the event stream first.
-    let events = s.runtime.block_on(async {
-        c.get(format!("{}/events", s.base))
-            .bearer_auth(TOKEN)
-            .send()
-            .await
-            .unwrap()
-    });
-    assert_eq!(events.status(), 200);
+    let events = s.events(&c);
     let (code, v) = s.exec(json!({"name": "write_file", "args": {"path": "slow.txt", "content": "ok"}, "callId": "w-1", "waitMs": 200}));
     assert_eq!(
         (code, v["status"].as_str(), v["callId"].as_str()),
@@ -1134,14 +1140,7 @@ fn connected_means_a_recent_authenticated_request_or_an_open_event_stream() {
     assert!(!s.bridge.connected(Duration::ZERO), "the window has passed");
 
     // A held event stream keeps the extension connected however old its last request is.
-    let events = s.runtime.block_on(async {
-        c.get(format!("{}/events", s.base))
-            .bearer_auth(TOKEN)
-            .send()
-            .await
-            .unwrap()
-    });
-    assert_eq!(events.status(), 200);
+    let events = s.events(&c);
     assert_eq!(s.bridge.listeners(), 1);
     std::thread::sleep(Duration::from_millis(2100));
     assert!(
@@ -1174,14 +1173,7 @@ fn shutdown_ends_event_streams() {
         Duration::from_secs(5),
     );
     let c = s.client();
-    let events = s.runtime.block_on(async {
-        c.get(format!("{}/events", s.base))
-            .bearer_auth(TOKEN)
-            .send()
-            .await
-            .unwrap()
-    });
-    assert_eq!(events.status(), 200);
+    let events = s.events(&c);
     let _ = s.stop.take().unwrap().send(());
     let done = s.done.take().unwrap();
     let stopped = s.runtime.block_on(async {

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use ground_link::hooks::{
     ENV_VALUE_CAP, HookConfigError, HookContext, HookOutcome, HookPhase, REASON_CAP, check_hook,
-    hook_matches, run_hooks, run_hooks_report,
+    hook_matches, run_hooks, run_hooks_report, try_hook,
 };
 use ground_link::protocol::{Hook, OnFailure, ToolName};
 use serde_json::{Map, Value, json};
@@ -453,4 +453,46 @@ async fn no_process_of_a_hook_outlives_it() {
             "{end:?}: the background sleep survived"
         );
     }
+}
+
+/// "Run now": a hook tried on a sample call says whether it would block, in one sentence.
+#[tokio::test]
+async fn trying_a_hook_says_what_it_would_do() {
+    let root = tempfile::tempdir().unwrap();
+    let cases: [(Hook, bool, &str); 4] = [
+        (
+            hook("ok", "true"),
+            false,
+            "let the sample list_dir call continue",
+        ),
+        (
+            hook("gate", "echo 'lint failed' >&2; exit 1"),
+            true,
+            "would block the call",
+        ),
+        (
+            hook("soft", "exit 1").skip(),
+            false,
+            "onFailure \"skip\" lets the call run",
+        ),
+        (
+            hook("bash-only", "true").tools("Bash"),
+            false,
+            "sample exec_cmd call",
+        ),
+    ];
+    for (h, blocked, says) in cases {
+        let run = try_hook(&h, root.path()).await.unwrap();
+        assert_eq!(run.blocked, blocked, "{}: {}", h.id, run.summary);
+        assert!(run.summary.contains(says), "{}: {}", h.id, run.summary);
+    }
+    let gate = try_hook(&hook("gate", "echo 'lint failed' >&2; exit 1"), root.path())
+        .await
+        .unwrap();
+    assert!(gate.summary.contains("lint failed"), "{}", gate.summary);
+    let bad = try_hook(&hook("x", "true").tools("Bsh"), root.path()).await;
+    assert!(
+        matches!(bad, Err(HookConfigError::UnknownTool { .. })),
+        "{bad:?}"
+    );
 }

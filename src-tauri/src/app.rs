@@ -9,11 +9,10 @@ use tauri::{AppHandle, Manager};
 use tauri_plugin_store::StoreExt;
 
 use ground_link::engine::Engine;
-use ground_link::hooks::{HookContext, HookOutcome, HookPhase, check_hook, run_hooks_report};
-use ground_link::protocol::{ApprovalMode, Hook, ToolName};
+use ground_link::protocol::ApprovalMode;
 
 use crate::approver::DialogSurface;
-use crate::commands::{HookRun, PairedExtension, PairingView, SettingsView, StatusView};
+use crate::commands::{PairedExtension, PairingView, SettingsView};
 use crate::host::Host;
 use crate::secret::{self, SecretStore};
 use crate::settings::{AppSettings, STORE_FILE, STORE_KEY};
@@ -118,31 +117,11 @@ impl App {
         Some(ms)
     }
 
-    pub fn status_view(&self) -> StatusView {
-        let s = self.host.status();
-        let confinement = self.host.engine().and_then(|e| match e.confinement() {
-            ground_link::tools::exec::Confinement::Unavailable(why) => {
-                Some(format!("not confined: {why}"))
-            }
-            _ => None,
-        });
-        StatusView {
-            running: s.running,
-            paused: s.paused,
-            port: s.port,
-            root: s.root.map(|r| r.display().to_string()),
-            connected: s.connected,
-            pending: s.pending,
-            problem: s.problem,
-            confinement,
-        }
-    }
-
     pub fn settings_view(&self) -> SettingsView {
         let paths = self.host.paths();
         SettingsView {
             settings: self.settings(),
-            status: self.status_view(),
+            status: self.host.status(),
             global_rules: paths.global_rules().display().to_string(),
             managed_rules: paths.managed.display().to_string(),
             audit_dir: paths.audit_dir().display().to_string(),
@@ -343,44 +322,4 @@ impl App {
             },
         }
     }
-}
-
-/// "Run now" in the hooks editor: run one hook as a PreToolUse hook on a harmless sample call
-/// in the sandbox root, and say whether it would block.
-pub async fn run_hook_now(engine: &Engine, hook: &Hook) -> Result<HookRun, String> {
-    check_hook(hook).map_err(|e| e.to_string())?;
-    let tool = hook
-        .tool_match
-        .split('|')
-        .map(str::trim)
-        .find_map(ToolName::from_alias)
-        .unwrap_or(ToolName::ListDir);
-    let args = serde_json::json!({"path": "."});
-    let args = args.as_object().cloned().unwrap_or_default();
-    let ctx = HookContext {
-        tool,
-        call_id: "run-now",
-        args: &args,
-        root: engine.jail().root(),
-        output: None,
-    };
-    let report = run_hooks_report(HookPhase::Pre, std::slice::from_ref(hook), &ctx).await;
-    let skipped: Vec<String> = report.skipped.iter().map(|s| s.failure.clone()).collect();
-    Ok(match report.outcome {
-        HookOutcome::Block { reason, .. } => HookRun {
-            blocked: true,
-            summary: format!("it would block the call: {reason}"),
-        },
-        HookOutcome::Continue if !skipped.is_empty() => HookRun {
-            blocked: false,
-            summary: format!(
-                "it failed, and onFailure \"skip\" lets the call run: {}",
-                skipped.join("; ")
-            ),
-        },
-        HookOutcome::Continue => HookRun {
-            blocked: false,
-            summary: format!("it ran and let the sample {tool} call continue"),
-        },
-    })
 }

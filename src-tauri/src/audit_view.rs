@@ -93,34 +93,18 @@ fn matches(r: &AuditRow, f: &AuditFilter) -> bool {
 /// reports them.
 pub fn read(dir: &Path, filter: &AuditFilter) -> AuditPage {
     let limit = filter.limit.unwrap_or(200).clamp(1, 5000);
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.flatten()
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-                .collect()
-        })
-        .unwrap_or_default();
-    files.sort();
     let mut rows = Vec::new();
     let mut matched = 0;
-    for file in files.iter().rev() {
-        let Ok(text) = std::fs::read_to_string(file) else {
-            continue;
-        };
-        for line in text.lines().rev() {
-            let Ok(entry) = serde_json::from_str::<AuditEntry>(line) else {
-                continue;
-            };
-            let r = row(entry);
-            if matches(&r, filter) {
-                matched += 1;
-                if rows.len() < limit {
-                    rows.push(r);
-                }
+    // An unreadable folder shows as an empty page; the chain check says what is wrong.
+    let _ = ground_link::audit::for_each_newest_first(dir, |entry| {
+        let r = row(entry);
+        if matches(&r, filter) {
+            matched += 1;
+            if rows.len() < limit {
+                rows.push(r);
             }
         }
-    }
+    });
     AuditPage {
         rows,
         matched,

@@ -9,11 +9,13 @@ use serde::{Deserialize, Serialize};
 use tauri::State;
 use tauri::ipc::Channel;
 
+use ground_link::hooks::{HookRun, try_hook};
 use ground_link::policy::edit::{self, RuleEdit, RuleFileView, TrustView};
 use ground_link::protocol::{ApprovalAnswer, Decision, Hook, Layer};
 
 use crate::app::App;
 use crate::audit_view::{self, AuditFilter, AuditPage, ChainCheck};
+pub use crate::host::StatusView;
 use crate::settings::{AppSettings, RootCheck};
 use crate::view::DialogState;
 
@@ -21,20 +23,6 @@ type Res<T> = Result<T, String>;
 
 fn s<E: std::fmt::Display>(e: E) -> String {
     e.to_string()
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct StatusView {
-    pub running: bool,
-    pub paused: bool,
-    pub port: Option<u16>,
-    pub root: Option<String>,
-    pub connected: bool,
-    pub pending: usize,
-    pub problem: Option<String>,
-    /// Whether `exec_cmd` writes are confined by the OS, and if not why.
-    pub confinement: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -54,15 +42,6 @@ pub struct PairingView {
     pub port: Option<u16>,
     pub connected: bool,
     pub paired: Vec<PairedExtension>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct HookRun {
-    /// Whether the hook would block the call.
-    pub blocked: bool,
-    /// What happened, in one sentence.
-    pub summary: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -111,7 +90,7 @@ pub async fn settings_save(app: State<'_, Arc<App>>, settings: AppSettings) -> R
 
 #[tauri::command]
 pub fn status_get(app: State<'_, Arc<App>>) -> StatusView {
-    app.status_view()
+    app.host.status()
 }
 
 #[tauri::command]
@@ -165,7 +144,8 @@ pub fn trust_project(app: State<'_, Arc<App>>, shown: String) -> Res<TrustView> 
 
 #[tauri::command]
 pub async fn hook_run(app: State<'_, Arc<App>>, hook: Hook) -> Res<HookRun> {
-    crate::app::run_hook_now(&*app.engine()?, &hook).await
+    let engine = app.engine()?;
+    try_hook(&hook, engine.jail().root()).await.map_err(s)
 }
 
 #[tauri::command]

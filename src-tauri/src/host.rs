@@ -10,6 +10,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use tokio::sync::{Mutex, oneshot};
 
 use ground_link::bridge::broker::Broker;
@@ -17,6 +19,7 @@ use ground_link::bridge::token::Token;
 use ground_link::bridge::{self, Bridge};
 use ground_link::engine::Engine;
 use ground_link::paths::ConfigPaths;
+use ground_link::tools::exec::Confinement;
 
 use crate::approver::DialogApprover;
 use crate::settings::AppSettings;
@@ -45,8 +48,9 @@ pub enum HostError {
 }
 
 /// The state the tray and the settings window show.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HostStatus {
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusView {
     pub running: bool,
     pub paused: bool,
     pub port: Option<u16>,
@@ -55,6 +59,8 @@ pub struct HostStatus {
     pub pending: usize,
     /// Why the bridge is not running, or a broken rule file.
     pub problem: Option<String>,
+    /// Set when `exec_cmd` writes are not confined by the OS: why.
+    pub confinement: Option<String>,
 }
 
 pub struct Host {
@@ -191,7 +197,7 @@ impl Host {
         }
     }
 
-    pub fn status(&self) -> HostStatus {
+    pub fn status(&self) -> StatusView {
         let current = self.lock_current().clone();
         let pending = *self.approver.pending().borrow();
         let mut problem = self
@@ -212,7 +218,11 @@ impl Host {
                                 format!("{} rule file {path} is broken: {err}", layer.as_str())
                             });
                 }
-                HostStatus {
+                let confinement = match engine.confinement() {
+                    Confinement::Unavailable(why) => Some(format!("not confined: {why}")),
+                    _ => None,
+                };
+                StatusView {
                     running: true,
                     paused: false,
                     port: Some(bridge.port()),
@@ -220,9 +230,10 @@ impl Host {
                     connected: bridge.connected(CONNECTED_WINDOW),
                     pending,
                     problem,
+                    confinement,
                 }
             }
-            None => HostStatus {
+            None => StatusView {
                 running: false,
                 paused: self.is_paused(),
                 port: None,
@@ -230,6 +241,7 @@ impl Host {
                 connected: false,
                 pending,
                 problem,
+                confinement: None,
             },
         }
     }

@@ -4,7 +4,7 @@
 
 use ground_link::protocol::Language;
 
-use crate::host::HostStatus;
+use crate::host::StatusView;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TrayItem {
@@ -88,7 +88,7 @@ pub struct TrayLook {
     pub status: String,
 }
 
-pub fn look(s: &HostStatus, lang: Language) -> TrayLook {
+pub fn look(s: &StatusView, lang: Language) -> TrayLook {
     let zh = lang == Language::Zh;
     let (icon, status) = if s.pending > 0 {
         let n = s.pending;
@@ -175,7 +175,7 @@ pub fn handle(item: TrayItem, a: &dyn TrayActions) -> bool {
 }
 
 /// The label of an item for the current state, in the person's language.
-pub fn label(item: TrayItem, s: &HostStatus, lang: Language) -> String {
+pub fn label(item: TrayItem, s: &StatusView, lang: Language) -> String {
     let zh = lang == Language::Zh;
     let pick = |en: &str, cn: &str| if zh { cn } else { en }.to_string();
     match item {
@@ -206,8 +206,8 @@ mod tests {
     use std::cell::RefCell;
     use std::path::PathBuf;
 
-    fn status(running: bool, paused: bool, connected: bool, pending: usize) -> HostStatus {
-        HostStatus {
+    fn status(running: bool, paused: bool, connected: bool, pending: usize) -> StatusView {
+        StatusView {
             running,
             paused,
             port: running.then_some(18080),
@@ -215,6 +215,7 @@ mod tests {
             connected,
             pending,
             problem: None,
+            confinement: None,
         }
     }
 

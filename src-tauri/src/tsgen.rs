@@ -38,7 +38,7 @@ pub fn definitions() -> BTreeMap<String, Value> {
         crate::audit_view::ChainCheck,
         crate::commands::StatusView,
         crate::commands::PairingView,
-        crate::commands::HookRun,
+        ground_link::hooks::HookRun,
         crate::commands::SettingsView,
     );
     g.definitions()

@@ -129,6 +129,7 @@ export type Hook = {
   toolMatch: string;
 };
 
+/** What trying one hook found (the settings window's "run now"). */
 export type HookRun = {
   /** Whether the hook would block the call. */
   blocked: boolean;
@@ -293,13 +294,15 @@ export type ShorthandEntry = {
 /** Where a call came from; recorded in the audit log and shown in the approval dialog. */
 export type Source = "cli" | "bridge" | "clipboard" | "mcp";
 
+/** The state the tray and the settings window show. */
 export type StatusView = {
-  /** Whether `exec_cmd` writes are confined by the OS, and if not why. */
+  /** Set when `exec_cmd` writes are not confined by the OS: why. */
   confinement: string | null;
   connected: boolean;
   paused: boolean;
   pending: number;
   port: number | null;
+  /** Why the bridge is not running, or a broken rule file. */
   problem: string | null;
   root: string | null;
   running: boolean;
