@@ -6,7 +6,7 @@
 import { TEXTS } from "./i18n";
 
 /** Values kept as they are in every language (mode names, actions, layers, statuses, …). */
-export const CODE_WORDS: readonly string[] = [
+const CODE_WORDS: readonly string[] = [
   "read-only", "workspace-write", "full-access", "ask", "auto", "allow", "deny", "DENY", "ASK", "ALLOW",
   "global", "project", "managed", "PreToolUse", "PostToolUse", "block", "skip",
   "success", "denied", "error", "timeout", "safe", "moderate", "dangerous", "denyRule",
@@ -14,7 +14,7 @@ export const CODE_WORDS: readonly string[] = [
 ];
 
 /** Code and examples that the UI itself shows unchanged in every language. */
-export const UI_DATA: readonly string[] = [
+const UI_DATA: readonly string[] = [
   "/home/you/project", "npm test", "**/.env*", "Bash(curl *)", "./scripts/check.sh",
   ".ground-link/permissions.json", "Bash(npm test *)", '{"id":…,"action":"deny","tool":"exec_cmd",…}', "127.0.0.1",
 ];
@@ -42,7 +42,7 @@ function escape(s: string): string {
 }
 
 /** `text` without any of `data` (longest first, so a path is not cut up by a shorter value). */
-export function scrub(text: string, data: readonly string[]): string {
+function scrub(text: string, data: readonly string[]): string {
   let out = text;
   for (const d of [...data].sort((a, b) => b.length - a.length)) if (d) out = out.split(d).join(" ");
   return out;
@@ -53,7 +53,7 @@ export function scrub(text: string, data: readonly string[]): string {
  * leaving out the values that are the same in both languages (`CODE_WORDS`: "read-only",
  * "English", …). A zh entry copied from en is therefore caught, not excused.
  */
-export function englishFragments(): string[] {
+function englishFragments(): string[] {
   const pieces = new Set<string>();
   for (const text of Object.values(TEXTS.en)) {
     for (const part of text.split(/\{\w+\}/)) {

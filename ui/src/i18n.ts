@@ -7,7 +7,6 @@ import type { Language } from "./gen/types";
 
 const en = {
   // ---- approval dialog
-  approveTitle: "Approve a tool call?",
   from: "from {chat}",
   risk: "risk: {risk}",
   reason: "The model says",
@@ -166,7 +165,6 @@ type En = typeof en;
 export type Key = keyof En;
 
 const zh: Record<Key, string> = {
-  approveTitle: "批准这个工具调用吗？",
   from: "来自 {chat}",
   risk: "风险：{risk}",
   reason: "模型的理由",

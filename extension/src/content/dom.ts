@@ -121,13 +121,7 @@ export function assistantMessages(root: ParentNode, adapter: SiteAdapter): Eleme
 export function userMessages(root: ParentNode, adapter: SiteAdapter): Element[] {
   for (const sel of userSelectors(adapter)) {
     const found = safeAll(root, sel);
-    if (found.length > 0) {
-      const set = new Set(found);
-      return found.filter((el) => {
-        for (let p = el.parentElement; p; p = p.parentElement) if (set.has(p)) return false;
-        return true;
-      });
-    }
+    if (found.length > 0) return outermost(found);
   }
   return [];
 }
@@ -148,25 +142,34 @@ export function userTurnsIn(el: Element, adapter: SiteAdapter): Element[] {
       continue;
     }
     if (found.length === 0) continue;
-    const set = new Set(found);
-    return found.filter((u) => {
-      for (let p = u.parentElement; p && p !== el.parentElement; p = p.parentElement) if (set.has(p)) return false;
-      return !touchesAssistant(u, adapter);
-    });
+    const assistant = liveAssistantSelectors(el.ownerDocument, adapter);
+    return outermost(found, el.parentElement).filter((u) => !touches(u, assistant));
   }
   return [];
 }
 
-/** Whether `el` is, holds or sits in an assistant turn, by the selector list that
- * `assistantMessages` would use on this page (the site's, or the generic one when the site's
- * finds nothing). */
-function touchesAssistant(el: Element, adapter: SiteAdapter): boolean {
+/** The matches that no other match contains (`stop`: look no higher than this ancestor). */
+function outermost(found: Element[], stop: Element | null = null): Element[] {
+  const set = new Set(found);
+  return found.filter((u) => {
+    for (let p = u.parentElement; p && p !== stop; p = p.parentElement) if (set.has(p)) return false;
+    return true;
+  });
+}
+
+/** The assistant selectors `assistantMessages` would use on this page: the first list (the
+ * site's, then the generic one) with a selector that matches something. */
+function liveAssistantSelectors(doc: Document, adapter: SiteAdapter): string[] {
   for (const list of selectorsFor(adapter, "assistantMessage")) {
-    const live = list.filter((sel) => safeAny(el.ownerDocument, sel));
-    if (live.length === 0) continue;
-    return live.some((sel) => el.matches(sel) || el.closest(sel) !== null || el.querySelector(sel) !== null);
+    const live = list.filter((sel) => safeAny(doc, sel));
+    if (live.length > 0) return live;
   }
-  return false;
+  return [];
+}
+
+/** Whether `el` is, holds or sits in an element matching one of `selectors`. */
+function touches(el: Element, selectors: string[]): boolean {
+  return selectors.some((sel) => el.matches(sel) || el.closest(sel) !== null || el.querySelector(sel) !== null);
 }
 
 /**

@@ -29,7 +29,7 @@ const DATA = [
 
 /** Keys of the approval dialog (tested in approval/main.test.ts), never shown in this window. */
 const APPROVAL_ONLY = [
-  "approveTitle", "risk", "reason", "why", "args", "parts", "diff", "diffCut", "ruleTitle", "allowOnce", "allowSession",
+  "risk", "reason", "why", "args", "parts", "diff", "diffCut", "ruleTitle", "allowOnce", "allowSession",
   "allowProject", "allowGlobal", "deny", "denyReason", "queued", "timeLeft", "escHint", "approvalLoadFailed",
 ];
 

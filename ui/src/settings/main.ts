@@ -254,13 +254,14 @@ function renderRules(el: HTMLElement): void {
 
 let hooksLayer: Layer = "global";
 
-async function renderHooksList(): Promise<void> {
+/** Draw the hooks of `hooksLayer`: from `given` (what an edit returned), else as loaded now. */
+async function renderHooksList(given?: RuleFileView): Promise<void> {
   const list = document.getElementById("hooks-list");
   if (!list) return;
   clear(list);
   let file: RuleFileView;
   try {
-    file = await ipc.rules(hooksLayer);
+    file = given ?? (await ipc.rules(hooksLayer));
   } catch (e) {
     return say("hooks-msg", message(e));
   }
@@ -275,21 +276,27 @@ async function renderHooksList(): Promise<void> {
   }
   if (!list.firstChild) list.append(h("li", { class: "muted", text: t("noHooks") }));
   (byId("hook-add") as HTMLButtonElement).onclick = () => {
-    const hook = hookFromFields(val("hook-id"), val("hook-tool"), val("hook-command"), val("hook-timeout"), val("hook-failure"));
+    const hook = hookFromForm();
     void saveHooks(file, val("hook-phase") as keyof Hooks, (l) => [...l, hook]);
   };
+}
+
+/** The hook the form describes (`fallbackId` when the id field is empty). */
+function hookFromForm(fallbackId = ""): Hook {
+  return hookFromFields(val("hook-id") || fallbackId, val("hook-tool"), val("hook-command"), val("hook-timeout"), val("hook-failure"));
 }
 
 async function saveHooks(file: RuleFileView, phase: keyof Hooks, change: (l: Hook[]) => Hook[]): Promise<void> {
   const hooks: Hooks = { PreToolUse: [...(file.hooks.PreToolUse ?? [])], PostToolUse: [...(file.hooks.PostToolUse ?? [])] };
   hooks[phase] = change(hooks[phase] ?? []);
+  let saved: RuleFileView | undefined;
   try {
-    await ipc.applyRule(hooksLayer, { type: "setHooks", hooks });
+    saved = await ipc.applyRule(hooksLayer, { type: "setHooks", hooks });
     say("hooks-msg", t("inForce"), true);
   } catch (e) {
     say("hooks-msg", message(e));
   }
-  await renderHooksList();
+  await renderHooksList(saved);
 }
 
 async function runHook(hook: Hook): Promise<void> {
@@ -315,7 +322,7 @@ function renderHooks(el: HTMLElement): void {
       h("label", { class: "field" }, h("span", { text: t("fieldTimeoutMs") }), input("hook-timeout", "5000", { type: "number" })),
       h("label", { class: "field" }, h("span", { text: t("fieldOnFailure") }), select("hook-failure", [["block", "block"], ["skip", "skip"]], "block"))),
     h("div", { class: "actions" }, h("button", { id: "hook-add", type: "button", class: "btn", text: t("addHook") }),
-      h("button", { id: "hook-try", type: "button", text: t("tryHook"), onclick: () => void runHook(hookFromFields(val("hook-id") || "try", val("hook-tool"), val("hook-command"), val("hook-timeout"), val("hook-failure"))) })),
+      h("button", { id: "hook-try", type: "button", text: t("tryHook"), onclick: () => void runHook(hookFromForm("try")) })),
   );
   byId<HTMLSelectElement>("hooks-layer").addEventListener("change", (e) => {
     hooksLayer = (e.target as HTMLSelectElement).value as Layer;
