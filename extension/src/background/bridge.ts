@@ -9,7 +9,7 @@
  */
 
 import { SseReader } from "../shared/decoders";
-import type { BridgeEvent, CallRequest, CallResult, FailureKind, Health } from "../shared/protocol";
+import type { BridgeEvent, CallRequest, CallResult, CallStatus, FailureKind, Health, Risk } from "../shared/protocol";
 
 export const EXEC_WAIT_MS = 15_000;
 const EXEC_TIMEOUT_MS = EXEC_WAIT_MS + 8_000;
@@ -178,7 +178,8 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-const STATUSES = new Set(["success", "error", "denied", "timeout"]);
+/** The statuses a call ends with (a result body, a `done` event). */
+const FINAL = new Set(["success", "error", "denied", "timeout"]);
 
 /**
  * A result object from `POST /exec` or `GET /calls/{id}`: 200 with a final result, or 202
@@ -197,10 +198,10 @@ async function resultFrom(resp: Response, callId: string | undefined): Promise<B
     return { ok: true, value: pendingResult(body.callId) };
   }
   if (resp.status !== 200) {
-    const detail = isRecord(body) && typeof body.error === "string" ? `: ${body.error}` : "";
+    const detail = errorSuffix(body);
     return { ok: false, kind: resp.status === 400 || resp.status === 413 ? "bad" : "http", status: resp.status, message: `the bridge answered HTTP ${resp.status}${detail}` };
   }
-  if (!isRecord(body) || typeof body.status !== "string" || !STATUSES.has(body.status) || typeof body.formatted !== "string" || typeof body.callId !== "string") {
+  if (!isRecord(body) || typeof body.status !== "string" || !FINAL.has(body.status) || typeof body.formatted !== "string" || typeof body.callId !== "string") {
     return { ok: false, kind: "bad", status: resp.status, message: "the bridge's answer is not a result object" };
   }
   if (callId !== undefined && body.callId !== callId) {
@@ -223,7 +224,6 @@ export function pendingResult(callId: string): CallResult {
 }
 
 const RISKS = new Set(["safe", "moderate", "dangerous"]);
-const FINAL = new Set(["success", "error", "denied", "timeout"]);
 const MAX_CALL_ID = 128;
 
 /**
@@ -247,19 +247,23 @@ export function bridgeEventFrom(eventName: string, data: string): BridgeEvent | 
     case "pending":
       if (typeof j.tool !== "string" || typeof j.risk !== "string" || !RISKS.has(j.risk)) return null;
       if (j.session !== null && j.session !== undefined && typeof j.session !== "string") return null;
-      return { type: "pending", callId, tool: j.tool, risk: j.risk as "safe" | "moderate" | "dangerous", session: typeof j.session === "string" ? j.session : null };
+      return { type: "pending", callId, tool: j.tool, risk: j.risk as Risk, session: typeof j.session === "string" ? j.session : null };
     case "resolved":
       if (typeof j.allowed !== "boolean") return null;
       return { type: "resolved", callId, allowed: j.allowed };
     case "done":
       if (typeof j.status !== "string" || !FINAL.has(j.status)) return null;
-      return { type: "done", callId, status: j.status as "success" | "error" | "denied" | "timeout" };
+      return { type: "done", callId, status: j.status as Exclude<CallStatus, "pending"> };
     default:
       return null;
   }
 }
 
 async function errorDetail(resp: Response): Promise<string> {
-  const body = await readJson(resp);
+  return errorSuffix(await readJson(resp));
+}
+
+/** `: <the bridge's error message>`, or nothing when the body has none. */
+function errorSuffix(body: unknown): string {
   return isRecord(body) && typeof body.error === "string" ? `: ${body.error}` : "";
 }

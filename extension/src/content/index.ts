@@ -147,8 +147,7 @@ class Detector {
   async start(): Promise<void> {
     // the URL may have changed while the page settled (a new chat gets its id with its first
     // message): the page as it is now is one view, seen from the URL it has now
-    this.url = location.pathname + location.search;
-    this.session = sessionId(this.adapter, new URL(location.href), this.pageNonce);
+    this.syncUrl();
     const msgs = assistantMessages(this.doc, this.adapter);
     const last = msgs[msgs.length - 1] ?? null;
     const ended = this.lastStream;
@@ -223,12 +222,18 @@ class Detector {
    * rescans the page's turns; otherwise only the watched reply changed, and on a long chat the
    * cheap path is what keeps each mutation batch well under the 2 ms budget.
    */
+  /** Take the page's URL as it is now; true when it changed (a session id follows the URL). */
+  private syncUrl(): boolean {
+    const url = location.pathname + location.search;
+    if (url === this.url) return false;
+    this.url = url;
+    this.session = sessionId(this.adapter, new URL(location.href), this.pageNonce);
+    return true;
+  }
+
   private evaluate(full: boolean): void {
     const now = performance.now();
-    const url = location.pathname + location.search;
-    if (url !== this.url) {
-      this.url = url;
-      this.session = sessionId(this.adapter, new URL(location.href), this.pageNonce);
+    if (this.syncUrl()) {
       // another conversation's history may now be on the page; the reply streaming right now stays live
       const keep = this.cand && (this.cand.active || this.openStreams.size > 0) ? this.cand.el : null;
       void this.markHistory(keep);

@@ -1,6 +1,7 @@
 // The approval dialog's decisions that are worth testing on their own: what an answer looks
 // like, how the edited rule is built, how the countdown reads. Nothing here approves by itself.
 import type { ApprovalAnswer, Rule, Scope } from "../gen/types";
+import { matchFrom } from "../rule";
 
 export interface RuleForm {
   id: string;
@@ -20,11 +21,7 @@ export function formFromRule(r: Rule): RuleForm {
 
 /** The proposed rule with the person's edits; blank fields are left out, the action is allow. */
 export function ruleFromForm(base: Rule, f: RuleForm): Rule {
-  const match: NonNullable<Rule["match"]> = {};
-  if (f.commandPrefix.trim()) match.commandPrefix = f.commandPrefix.trim();
-  if (f.pathGlob.trim()) match.pathGlob = f.pathGlob.trim();
-  const rule: Rule = { ...base, id: f.id.trim(), tool: f.tool.trim(), action: "allow", match };
-  return rule;
+  return { ...base, id: f.id.trim(), tool: f.tool.trim(), action: "allow", match: matchFrom(f.commandPrefix, f.pathGlob) };
 }
 
 export function allowAnswer(scope: Scope, rule: Rule | null): ApprovalAnswer {

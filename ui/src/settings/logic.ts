@@ -2,6 +2,7 @@
 // shorthand from JSON, and summarising a decision. The engine validates everything again.
 import type { Decision, Hook, Rule, RuleAction, RuleEdit } from "../gen/types";
 import { t } from "../i18n";
+import { matchFrom } from "../rule";
 
 export interface RuleFields {
   id: string;
@@ -17,9 +18,7 @@ export function slug(s: string): string {
 }
 
 export function ruleFromFields(f: RuleFields): Rule {
-  const match: NonNullable<Rule["match"]> = {};
-  if (f.commandPrefix.trim()) match.commandPrefix = f.commandPrefix.trim();
-  if (f.pathGlob.trim()) match.pathGlob = f.pathGlob.trim();
+  const match = matchFrom(f.commandPrefix, f.pathGlob);
   const tool = f.tool.trim() || "*";
   const id = f.id.trim() || `${f.action}-${slug([tool === "*" ? "any" : tool, match.commandPrefix ?? match.pathGlob ?? ""].join(" "))}`;
   const rule: Rule = { id, action: f.action, tool, match };
