@@ -8,7 +8,9 @@ need() { dpkg -s "$1" >/dev/null 2>&1 || want_apt+=("$1"); }
 
 for group in "${@:-core}"; do
   case "$group" in
-    core) need build-essential; need pkg-config ;;
+    core) need build-essential; need pkg-config
+          # bash runs exec_cmd; bubblewrap jails the classifier's differential oracle (tests/oracle.rs).
+          need bash; need bubblewrap ;;
     bench) need ripgrep; need hyperfine; need wrk ;;
     extension) need chromium; need openssl
                # Node 20.19+ and npm: use the machine's if it has them (Debian 12's own is 18).

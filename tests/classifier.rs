@@ -36,6 +36,14 @@ impl Sandbox {
             fs::create_dir_all(d).unwrap();
         }
         fs::write(root.join("README.md"), "hello\n").unwrap();
+        // A committed bare-style repository: git started in it would run its config.
+        fs::create_dir_all(root.join("evil/objects")).unwrap();
+        fs::write(root.join("evil/HEAD"), "ref: refs/heads/main\n").unwrap();
+        fs::write(
+            root.join("evil/config"),
+            "[core]\n\tfsmonitor = touch pwned\n",
+        )
+        .unwrap();
         fs::write(root.join("src/main.rs"), "fn main() {}\n").unwrap();
         fs::write(home.join(".ssh/id_rsa"), "secret\n").unwrap();
         fs::write(home.join("docs/notes.txt"), "notes\n").unwrap();

@@ -12,6 +12,7 @@ mod engine;
 mod exec;
 mod hooks;
 mod jail;
+mod oracle;
 mod parser;
 mod rules;
 mod search;

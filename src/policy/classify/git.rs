@@ -328,7 +328,7 @@ impl Analyzer {
             if !d.starts_with(&self.jail.root) {
                 return true;
             }
-            if d.join(".git").symlink_metadata().is_ok() {
+            if d.join(".git").symlink_metadata().is_ok() || looks_like_git_dir(d) {
                 return true;
             }
             match d.parent() {
@@ -434,6 +434,16 @@ impl Analyzer {
             }
         }
     }
+}
+
+/// A folder git would take for a repository by itself (a bare-style directory with `HEAD`
+/// and `objects/` or `config`): a committed one runs its own `core.fsmonitor`, `core.pager`
+/// and drivers when git is started inside it.
+fn looks_like_git_dir(d: &Path) -> bool {
+    d.join("HEAD").symlink_metadata().is_ok()
+        && (d.join("objects").symlink_metadata().is_ok()
+            || d.join("config").symlink_metadata().is_ok()
+            || d.join("refs").symlink_metadata().is_ok())
 }
 
 fn long(name: &str, full: &str) -> bool {

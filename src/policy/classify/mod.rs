@@ -56,6 +56,7 @@ mod catastrophic;
 mod git;
 mod paths;
 mod programs;
+mod second;
 mod sed;
 mod syntax;
 #[rustfmt::skip]
@@ -341,6 +342,14 @@ impl Analyzer {
         }
     }
 
+    /// Raises the whole command's risk for a reason that is not a failure to analyse it.
+    fn flag(&mut self, risk: Risk, why: String) {
+        self.floor = self.floor.max(risk);
+        if !self.floor_reasons.contains(&why) {
+            self.floor_reasons.push(why);
+        }
+    }
+
     fn finish(self) -> CommandAnalysis {
         let mut risk = self.floor;
         let mut reasons = self.floor_reasons;
@@ -393,6 +402,7 @@ impl Analyzer {
             self.fallback(src);
             return;
         }
+        let start = self.parts.len();
         let syn = match parse(src, self.deadline) {
             Ok(tree) => syntax::collect(&tree, src),
             Err(e) => {
@@ -401,6 +411,9 @@ impl Analyzer {
                 return;
             }
         };
+        // Text the first parser could not read is already dangerous (and its catastrophic
+        // commands found by the fallback); only a clean reading gets a second opinion.
+        let clean = syn.error.is_none();
         if let Some(e) = syn.error {
             self.fail(Risk::Dangerous, e);
             self.fallback(src);
@@ -415,6 +428,80 @@ impl Analyzer {
         }
         for raw in syn.parts {
             self.eval_raw(raw, depth);
+        }
+        if clean {
+            self.second_reading(src, start, depth);
+        }
+    }
+
+    /// Checks the parts found since `start` against brush-parser's reading of `src` (see
+    /// [`second`]): what bash would run and the walk did not see is judged now, and the
+    /// disagreement itself makes the command dangerous.
+    fn second_reading(&mut self, src: &str, start: usize, depth: u32) {
+        let reading = match second::read(src) {
+            Ok(r) => r,
+            Err(e) => {
+                self.fail(
+                    Risk::Dangerous,
+                    format!("bash may read this command differently from how it looks ({e})"),
+                );
+                return;
+            }
+        };
+        for why in reading.unmodeled {
+            self.fail(Risk::Dangerous, why);
+        }
+        // Variables this command line sets are its own (a secret copied into one was
+        // expanded, and flagged, where it was read); any other one comes from the
+        // environment, where secrets live.
+        for name in &reading.variables {
+            if !tables::harmless_var(name) && !reading.assigned.contains(name) {
+                self.flag(
+                    Risk::Moderate,
+                    format!(
+                        "expands ${name}, which comes from the environment and may hold a \
+                         secret that would go to the model"
+                    ),
+                );
+            }
+        }
+        if reading
+            .commands
+            .iter()
+            .all(|c| covered(&c.words, &self.parts[start..]))
+        {
+            return;
+        }
+        // Substitutions hidden where the walk does not look (`${a:-$(cmd)}`): judge them.
+        for body in &reading.scripts {
+            let seen = self.parts[start..]
+                .iter()
+                .any(|p| p.text.trim() == body.trim());
+            if !seen && !body.trim().is_empty() {
+                self.script(body, depth + 1);
+            }
+        }
+        let missed: Vec<&second::BashCommand> = reading
+            .commands
+            .iter()
+            .filter(|c| !covered(&c.words, &self.parts[start..]))
+            .collect();
+        if missed.is_empty() {
+            return;
+        }
+        let shown: Vec<&str> = missed.iter().map(|c| c.source.as_str()).collect();
+        self.fail(
+            Risk::Dangerous,
+            format!(
+                "bash would run `{}`, which the command does not show as a command of its own; \
+                 write it more plainly",
+                shown.join("`, `")
+            ),
+        );
+        // Judge what bash would run, so a hidden `rm -rf ~` is still caught as catastrophic.
+        let sources: Vec<String> = missed.iter().map(|c| c.source.clone()).collect();
+        for source in sources {
+            self.script(&source, depth + 1);
         }
     }
 
@@ -772,6 +859,52 @@ fn crude_word(token: &str) -> Word {
         b.push_unquoted_raw(&cleaned);
     }
     b.finish()
+}
+
+/// Whether one of `parts` is the command bash reads as `words`: the same program, and the
+/// same words wherever both readings have static text.
+fn covered(words: &second::Words, parts: &[CommandPart]) -> bool {
+    parts.iter().any(|p| {
+        let skip = p.words.iter().take_while(|w| is_assignment(w)).count();
+        // Either reading may have kept a wrapper the other strips (`time ls`).
+        same_command(words, &p.words[skip..]) || same_command(words, &p.effective)
+    })
+}
+
+fn same_command(words: &second::Words, mine: &[String]) -> bool {
+    let (Some(first), Some(name)) = (mine.first(), words.first()) else {
+        return false;
+    };
+    match name {
+        // A program only known at run time: the walk judged it as such.
+        None => !is_static(first),
+        Some(name) if is_static(first) && name != first => false,
+        Some(_) => {
+            let all_static = mine.iter().all(|w| is_static(w)) && words.iter().all(Option::is_some);
+            !all_static
+                || (mine.len() == words.len()
+                    && mine
+                        .iter()
+                        .zip(words)
+                        .all(|(a, b)| b.as_deref() == Some(a.as_str())))
+        }
+    }
+}
+
+/// A word of the walk's that holds no expansion, glob or quote: comparable with bash's.
+fn is_static(w: &str) -> bool {
+    !w.contains(['$', '`', '~', '*', '?', '[', '{', '\\', '\'', '"', '\n'])
+}
+
+fn is_assignment(w: &str) -> bool {
+    let Some((name, _)) = w.split_once('=') else {
+        return false;
+    };
+    let name = name.trim_end_matches('+');
+    let name = name.split('[').next().unwrap_or("");
+    !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 fn push_unique(v: &mut Vec<String>, s: &str) {

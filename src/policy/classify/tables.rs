@@ -493,3 +493,22 @@ pub(crate) fn sensitive_var(name: &str, value: &str) -> Option<&'static str> {
         _ => None,
     }
 }
+
+/// Variables a command may expand without a question: the shell's own and the everyday
+/// environment. Any other one may hold a secret (`GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`), and
+/// printing it sends it to the model — the reason `env` and `printenv` ask.
+pub(crate) fn harmless_var(name: &str) -> bool {
+    const NAMES: &[&str] = &[
+        "HOME", "PWD", "OLDPWD", "USER", "LOGNAME", "PATH", "LANG", "LANGUAGE", "SHELL", "TERM",
+        "TMPDIR", "HOSTNAME", "HOSTTYPE", "OSTYPE", "MACHTYPE", "UID", "EUID", "PPID", "GROUPS",
+        "RANDOM", "SRANDOM", "SECONDS", "EPOCHSECONDS", "EPOCHREALTIME", "LINENO", "BASHPID",
+        "BASH_VERSION", "BASH_VERSINFO", "BASH_SOURCE", "BASH_REMATCH", "FUNCNAME", "PIPESTATUS",
+        "IFS", "COLUMNS", "LINES", "SHLVL", "TZ", "REPLY", "OPTIND", "OPTARG", "DIRSTACK",
+        "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME",
+    ];
+    // Positional and special parameters: `$1`, `$@`, `$?`, `$$`...
+    name.bytes().all(|b| b.is_ascii_digit())
+        || matches!(name, "@" | "*" | "#" | "?" | "-" | "$" | "!" | "_")
+        || name.starts_with("LC_")
+        || NAMES.contains(&name)
+}
