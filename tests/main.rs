@@ -3,6 +3,7 @@
 
 mod util;
 
+mod attacks;
 mod audit;
 mod bridge;
 mod classifier;
