@@ -20,9 +20,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
-use ground_link::policy::classify::{ClassifyContext, CommandAnalysis, classify};
+use ground_link::policy::classify::{ClassifyContext, CommandAnalysis, classify, parser_readings};
 use ground_link::protocol::Risk;
 use proptest::prelude::*;
+use proptest::strategy::ValueTree;
 
 /// A sandbox the jailed bash can read as `nobody`: the corpus layout of `commands.tsv`.
 pub struct OracleBox {
@@ -528,5 +529,93 @@ proptest! {
     fn oracle_proptest_generated_commands_agree_with_bash(cmd in generated()) {
         let d = disagreements(std::slice::from_ref(&cmd));
         prop_assert!(d.is_empty(), "{}", d.join("\n"));
+    }
+}
+
+/// Whether a parser's reading shows every command bash ran (by program name; a name only
+/// known at run time matches anything).
+fn reading_covers(reading: &[Vec<Option<String>>], traced: &[Vec<String>]) -> bool {
+    traced.iter().all(|t| {
+        reading.iter().any(|r| {
+            // `time` is a keyword to bash (and to brush-parser), a command name to tree-sitter.
+            let r = match r.first() {
+                Some(Some(t)) if t == "time" && r.len() > 1 => &r[1..],
+                _ => &r[..],
+            };
+            match r.first() {
+                Some(Some(name)) => name == &t[0],
+                Some(None) => true,
+                None => false,
+            }
+        })
+    })
+}
+
+/// The report behind the choice of parser (run with `cargo test --release --test main --
+/// --ignored oracle_parsers_compared --nocapture`; `ORACLE_GENERATED` sets how many generated
+/// commands join the corpus). For each of tree-sitter-bash and brush-parser alone: how often
+/// it accepts what `bash -n` refuses, refuses what bash accepts, and — where bash accepts —
+/// misses a command that `bash -x` shows ran.
+#[test]
+#[ignore]
+fn oracle_parsers_compared() {
+    let ob = oracle_box();
+    let mut commands = corpus_commands();
+    let n: usize = std::env::var("ORACLE_GENERATED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2000);
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let strategy = generated();
+    for _ in 0..n {
+        commands.push(strategy.new_tree(&mut runner).unwrap().current());
+    }
+    let names = ["tree-sitter-bash", "brush-parser"];
+    let mut accepts_refused = [0usize; 2];
+    let mut refuses_accepted = [0usize; 2];
+    let mut misses = [0usize; 2];
+    let mut examples: [Vec<String>; 2] = [Vec::new(), Vec::new()];
+    let mut bash_ok = 0;
+    for c in &commands {
+        let ok = bash_accepts(c);
+        bash_ok += usize::from(ok);
+        let readings = parser_readings(c);
+        let traced = if ok { ob.trace(c).ok() } else { None };
+        for (i, r) in readings.iter().enumerate() {
+            match (ok, r) {
+                (false, Ok(_)) => {
+                    accepts_refused[i] += 1;
+                    if examples[i].len() < 6 {
+                        examples[i].push(format!("accepts what bash refuses: {c:?}"));
+                    }
+                }
+                (true, Err(_)) => refuses_accepted[i] += 1,
+                (true, Ok(reading)) => {
+                    if let Some(t) = &traced {
+                        if !reading_covers(reading, t) {
+                            misses[i] += 1;
+                            if examples[i].len() < 12 {
+                                examples[i].push(format!("misses what bash ran: {c:?} ran {t:?}"));
+                            }
+                        }
+                    }
+                }
+                (false, Err(_)) => {}
+            }
+        }
+    }
+    println!(
+        "{} commands ({} from the corpus and the attack list, {n} generated); bash -n accepts {bash_ok}",
+        commands.len(),
+        commands.len() - n
+    );
+    for i in 0..2 {
+        println!(
+            "{:<17} accepts what bash refuses: {:>5}   refuses what bash accepts: {:>5}   misses a command bash ran: {:>5}",
+            names[i], accepts_refused[i], refuses_accepted[i], misses[i]
+        );
+        for e in &examples[i] {
+            println!("    {e}");
+        }
     }
 }

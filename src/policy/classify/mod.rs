@@ -173,6 +173,35 @@ pub fn classify(command: &str, ctx: &ClassifyContext) -> CommandAnalysis {
     a.finish()
 }
 
+/// The simple commands each parser reads in `command` on its own, without judging them: the
+/// words of each (`None` for a word only known at run time), or why the parser refused the
+/// text. For the differential oracle (tests/oracle.rs), which measures both against bash.
+#[doc(hidden)]
+pub fn parser_readings(command: &str) -> [Result<Vec<Vec<Option<String>>>, String>; 2] {
+    let deadline = Instant::now() + PARSE_BUDGET;
+    let tree_sitter = parse(command, deadline).and_then(|tree| {
+        let syn = syntax::collect(&tree, command);
+        if let Some(e) = syn.error {
+            return Err(e);
+        }
+        Ok(syn
+            .parts
+            .iter()
+            .filter(|p| {
+                p.kind == RawKind::Command || (p.kind == RawKind::Assignment && !p.words.is_empty())
+            })
+            .map(|p| {
+                p.words
+                    .iter()
+                    .map(|w| (!w.dynamic && !w.glob).then(|| w.text.clone()))
+                    .collect()
+            })
+            .collect())
+    });
+    let brush = second::read(command).map(|r| r.commands.into_iter().map(|c| c.words).collect());
+    [tree_sitter, brush]
+}
+
 thread_local! {
     static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
 }
