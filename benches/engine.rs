@@ -215,7 +215,7 @@ fn main() {
     });
     let options = brush_parser::ParserOptions::default();
     measure("  of which: brush-parser parse alone", 50.0, || {
-        std::hint::black_box(
+        let _ = std::hint::black_box(
             brush_parser::Parser::new(std::hint::black_box(command.as_bytes()), &options)
                 .parse_program(),
         );

@@ -203,7 +203,9 @@ fn a_nested_repository_never_runs_its_config_on_a_git_read() {
             "git is needed for this test (scripts/install-deps.sh installs build-essential, which has it)"
         );
     }
-    let families: &[(&str, &[(&str, &str)], &[&str])] = &[
+    // (family, config settings, git reads that must not run them)
+    type Family<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a [&'a str]);
+    let families: &[Family] = &[
         (
             "core.fsmonitor",
             &[("core.fsmonitor", "touch {m}")],
