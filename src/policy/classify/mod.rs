@@ -494,10 +494,13 @@ impl Analyzer {
                 );
             }
         }
-        if reading
-            .commands
-            .iter()
-            .all(|c| covered(&c.words, &self.parts[start..]))
+        // Past the part limit the command is dangerous already, and comparing every command
+        // with every part would be quadratic in hostile input.
+        if self.too_many
+            || reading
+                .commands
+                .iter()
+                .all(|c| covered(&c.words, &self.parts[start..]))
         {
             return;
         }

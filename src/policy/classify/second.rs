@@ -78,12 +78,17 @@ pub(crate) fn read(src: &str) -> Result<Reading, String> {
             "brackets nest more than {MAX_BRACKETS} levels deep; write the command more plainly"
         ));
     }
-    let mut r = Reader {
-        out: Reading::default(),
-        options: ParserOptions::default(),
-    };
-    r.program(src, 0)?;
-    Ok(r.out)
+    // A panic inside the parser (hostile input it did not expect) must end in "not safe",
+    // never in a dead worker thread.
+    std::panic::catch_unwind(|| {
+        let mut r = Reader {
+            out: Reading::default(),
+            options: ParserOptions::default(),
+        };
+        r.program(src, 0)?;
+        Ok(r.out)
+    })
+    .unwrap_or_else(|_| Err("the bash-compatible parser failed on this text".to_owned()))
 }
 
 struct Reader {
