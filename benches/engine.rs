@@ -138,7 +138,7 @@ fn main() {
                     shown: rel.into(),
                     rel: rel.into(),
                     inside: true,
-                    protected: false,
+                    class: None,
                     write: true,
                     from_command: false,
                 }],

@@ -17,6 +17,7 @@ use crate::format::{denied_text, sanitize, tool_result};
 use crate::hooks::{HookContext, HookOutcome, HookPhase, run_hooks};
 use crate::jail::{Jail, JailError};
 use crate::paths::ConfigPaths;
+use crate::protect::{PathClass, Protection};
 use crate::policy::classify::{ClassifyContext, CommandAnalysis, classify};
 use crate::policy::layers::Policy;
 use crate::policy::rules::CompiledRule;
@@ -46,6 +47,9 @@ pub struct EngineConfig {
     pub audit: bool,
     pub audit_max_age_days: u32,
     pub audit_max_total_bytes: u64,
+    /// The person's home folder: anchors `~` in commands and the run-later files
+    /// (`.bashrc`, autostart, …). `$HOME` unless a test points it at a fake home.
+    pub home: Option<PathBuf>,
 }
 
 impl EngineConfig {
@@ -64,6 +68,7 @@ impl EngineConfig {
             audit: true,
             audit_max_age_days: settings.audit_max_age_days,
             audit_max_total_bytes: settings.audit_max_total_mb.saturating_mul(1024 * 1024),
+            home: dirs::home_dir(),
         }
     }
 }
@@ -105,7 +110,8 @@ struct Prepared {
 
 impl Engine {
     pub fn new(config: EngineConfig, approver: Arc<dyn Approver>) -> Result<Engine, EngineError> {
-        let jail = Arc::new(Jail::new(&config.root, config.sandbox)?);
+        let protection = Protection::new(&config.paths, config.home.as_deref());
+        let jail = Arc::new(Jail::new(&config.root, config.sandbox)?.with_protection(protection));
         let policy = Arc::new(Policy::load(config.paths.clone(), Arc::clone(&jail)));
         if config.watch {
             policy
@@ -129,7 +135,7 @@ impl Engine {
             _ => exec::landlock_status(),
         };
         Ok(Engine {
-            home: dirs::home_dir(),
+            home: config.home.clone(),
             mode: std::sync::RwLock::new(config.mode),
             config,
             jail,
@@ -194,11 +200,17 @@ impl Engine {
         let mut paths = Vec::new();
         let mut path_errors = Vec::new();
         let writes = matches!(tool, ToolName::WriteFile | ToolName::EditFile);
+        // list_dir shows names and sizes, never contents: a secret's name is not the secret.
+        let names_only = tool == ToolName::ListDir;
+        let tool_class = |c: Option<PathClass>| match c {
+            Some(PathClass::Sensitive) if names_only => None,
+            other => other,
+        };
         for p in args.paths() {
             match self.jail.resolve_any(p) {
                 Ok(r) => paths.push(PathFact {
                     shown: p.to_string(),
-                    protected: r.is_protected(),
+                    class: tool_class(self.class_of(&r.abs)),
                     rel: r.rel,
                     inside: r.inside,
                     write: writes,
@@ -208,7 +220,7 @@ impl Engine {
                     shown: p.to_string(),
                     rel: p.to_string(),
                     inside: false,
-                    protected: false,
+                    class: tool_class(self.class_of_unresolved(p)),
                     write: writes,
                     from_command: false,
                 }),
@@ -232,9 +244,25 @@ impl Engine {
             };
             let found = classify(&a.command, &ctx);
             for part in &found.parts {
+                let mut dirs = Vec::new();
                 for p in &part.paths {
                     let write = part.writes.contains(p);
-                    paths.push(self.command_path(&dir, p, write, &a.command));
+                    let fact = self.command_path(&dir, p, write, &a.command);
+                    if !write && fact.inside && fact.class.is_none() {
+                        dirs.push(self.jail.root().join(&fact.rel));
+                    }
+                    paths.push(fact);
+                }
+                // A recursive read of a tree reads every secret in it (`grep -r KEY .`).
+                if reads_recursively(part) {
+                    if dirs.is_empty() {
+                        dirs.push(dir.clone());
+                    }
+                    for d in dirs.iter().filter(|d| d.is_dir()) {
+                        if let Some(fact) = self.secret_in_tree(d) {
+                            paths.push(fact);
+                        }
+                    }
                 }
             }
             analysis = Some(found);
@@ -263,7 +291,7 @@ impl Engine {
             shown,
             rel: p.to_string(),
             inside: false,
-            protected: false,
+            class: self.class_of_unresolved(p),
             write,
             from_command: true,
         };
@@ -288,18 +316,78 @@ impl Engine {
         };
         match self.jail.resolve_any(&joined.to_string_lossy()) {
             Ok(r) if r.inside => PathFact {
-                protected: r.is_protected(),
+                class: self.class_of(&r.abs),
                 shown: r.rel.clone(),
                 rel: r.rel,
                 inside: true,
                 ..outside
             },
             Ok(r) => PathFact {
+                class: self.class_of(&r.abs),
                 rel: r.rel,
                 ..outside
             },
             Err(_) => outside,
         }
+    }
+
+    /// The first secret or own-state file in a tree a command reads recursively, as a path
+    /// fact; a tree too large to check counts as holding one (fail closed).
+    fn secret_in_tree(&self, dir: &Path) -> Option<PathFact> {
+        let fact = |shown: String, rel: String, class| PathFact {
+            shown,
+            rel,
+            inside: true,
+            class: Some(class),
+            write: false,
+            from_command: true,
+        };
+        let walker = ignore::WalkBuilder::new(dir)
+            .standard_filters(false)
+            .follow_links(false)
+            .build();
+        for (seen, entry) in walker.flatten().enumerate() {
+            if seen > TREE_SCAN_LIMIT {
+                let rel = self.jail.display(dir);
+                return Some(fact(
+                    format!("{rel} (over {TREE_SCAN_LIMIT} entries, not checked for secrets)"),
+                    rel,
+                    PathClass::Sensitive,
+                ));
+            }
+            if let Some(class) = self.class_of(entry.path()) {
+                if class != PathClass::Protected {
+                    let rel = self.jail.display(entry.path());
+                    return Some(fact(rel.clone(), rel, class));
+                }
+            }
+        }
+        None
+    }
+
+    /// The class of a resolved absolute path (the one matcher, DESIGN §4).
+    fn class_of(&self, abs: &Path) -> Option<PathClass> {
+        self.jail.class(abs)
+    }
+
+    /// The class of a path the jail could not resolve (`~/…`, a path outside): resolved
+    /// lexically against the home folder, so `~/.config/ground-link/token` is still own state.
+    fn class_of_unresolved(&self, p: &str) -> Option<PathClass> {
+        let abs = match (p.strip_prefix('~'), &self.home) {
+            (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
+                home.join(rest.trim_start_matches('/'))
+            }
+            (Some(_), _) => return crate::protect::sensitive_path(Path::new(p))
+                .then_some(PathClass::Sensitive),
+            (None, _) => PathBuf::from(p),
+        };
+        let abs = crate::protect::normalize(&abs);
+        self.class_of(&abs)
+    }
+
+    /// The matcher this engine uses (for the exec namespace and the broad-root warning).
+    pub fn protection(&self) -> Option<&Arc<Protection>> {
+        self.jail.protection()
     }
 
     fn decide(&self, p: &Prepared, session: Option<&str>) -> Outcome {
@@ -676,6 +764,37 @@ impl Engine {
             ),
         }
     }
+}
+
+/// Entries a recursive-read check looks at before it gives up and asks.
+const TREE_SCAN_LIMIT: usize = 20_000;
+
+/// Whether a simple command reads whole trees: recursive flags, or programs that always do.
+fn reads_recursively(part: &crate::policy::classify::CommandPart) -> bool {
+    let Some(program) = part.effective.first() else {
+        return false;
+    };
+    let name = program.rsplit('/').next().unwrap_or(program);
+    if matches!(name, "rg" | "ag" | "ack" | "tar" | "zip" | "rsync" | "scp") {
+        return true;
+    }
+    // These list names (`ls -R`, `find`, `du`, `tree`) or read only what git tracks; no file's
+    // contents reach the model through them (programs they run are not safe anyway).
+    if matches!(name, "ls" | "find" | "du" | "tree" | "git") {
+        return false;
+    }
+    part.effective.iter().skip(1).any(|w| {
+        w == "--recursive"
+            || w == "-r"
+            || w == "-R"
+            || (w.starts_with('-')
+                && !w.starts_with("--")
+                && w.len() > 2
+                && w[1..].chars().all(|c| c.is_ascii_alphabetic())
+                && w.contains(['r', 'R']))
+            || w.starts_with("--directories=recurse")
+            || w == "-a" && name == "cp"
+    })
 }
 
 fn run_file_tool(jail: &Jail, args: &ToolArgs) -> Result<(String, bool), String> {

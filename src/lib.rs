@@ -15,6 +15,7 @@ pub mod parser;
 pub mod paths;
 pub mod policy;
 pub mod prompt;
+pub mod protect;
 pub mod protocol;
 pub mod reply;
 pub mod supervisor;

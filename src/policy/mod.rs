@@ -10,12 +10,24 @@ pub mod layers;
 pub mod rules;
 
 use crate::policy::classify::CommandAnalysis;
+use crate::protect::{PathClass, Protection, glob_names_a_file};
 use crate::policy::layers::Snapshot;
 use crate::policy::rules::{CompiledRule, Subject};
 use crate::protocol::{
     ApprovalMode, Decision, Layer, Risk, RuleAction, RuleRef, SandboxMode, Scope, Step, StepKind,
     ToolName, Verdict,
 };
+
+impl PathFact {
+    pub fn protected(&self) -> bool {
+        self.class == Some(PathClass::Protected)
+    }
+
+    /// A read (not a write) of a file that looks like a secret.
+    pub fn sensitive_read(&self) -> bool {
+        self.class == Some(PathClass::Sensitive) && !self.write
+    }
+}
 
 /// A path the call touches, after the jail resolved it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,7 +37,9 @@ pub struct PathFact {
     /// Root-relative (absolute when outside, which only `full-access` lets through).
     pub rel: String,
     pub inside: bool,
-    pub protected: bool,
+    /// Own state, protected (run-later) or sensitive, from the one matcher
+    /// ([`crate::protect`]); `None` for an ordinary path.
+    pub class: Option<PathClass>,
     /// The call would write it.
     pub write: bool,
     /// A path argument inside an `exec_cmd` command line (as opposed to a tool argument).
@@ -125,6 +139,10 @@ pub fn risk_of(facts: &CallFacts<'_>, base: Risk, settings: &PolicySettings) -> 
     if facts.paths.iter().any(|p| !p.inside) {
         risk = risk.max(Risk::Moderate);
     }
+    // A secret read goes into a chat on someone else's server: never safe, never auto.
+    if facts.paths.iter().any(PathFact::sensitive_read) {
+        risk = Risk::Dangerous;
+    }
     if facts.tool == ToolName::ExecCmd
         && settings.sandbox == SandboxMode::WorkspaceWrite
         && !settings.exec_confined
@@ -162,6 +180,23 @@ pub fn decide(
             Verdict::Deny,
             Risk::Dangerous,
             format!("catastrophic command: {why}; this is never allowed"),
+            None,
+            vec![],
+        );
+    }
+
+    // ground-link's own state, in every mode and whatever the answer (DESIGN §4): checked
+    // before the jail so that full-access and a root holding the config change nothing.
+    if let Some(p) = facts
+        .paths
+        .iter()
+        .find(|p| p.class == Some(PathClass::OwnState))
+    {
+        return t.end(
+            StepKind::Protected,
+            Verdict::Deny,
+            Risk::Dangerous,
+            Protection::own_state_reason(&p.shown),
             None,
             vec![],
         );
@@ -214,7 +249,7 @@ pub fn decide(
         format!("sandbox mode {}", settings.sandbox.as_str()),
     );
     let mut force_ask = false;
-    if let Some(p) = facts.paths.iter().find(|p| p.write && p.protected) {
+    if let Some(p) = facts.paths.iter().find(|p| p.write && p.protected()) {
         if settings.sandbox != SandboxMode::FullAccess {
             return t.end(
                 StepKind::Protected,
@@ -260,7 +295,10 @@ pub fn decide(
         );
     }
     // 6. Ask rules.
-    let scopes = if force_ask {
+    let secret = facts.paths.iter().find(|p| p.sensitive_read());
+    // A secret is opened by a rule that names it, which the person writes on purpose; the
+    // dialog's scoped answers would propose folder-wide rules, so it offers only "once".
+    let scopes = if force_ask || secret.is_some() {
         vec![Scope::Once]
     } else {
         all_scopes()
@@ -313,6 +351,45 @@ pub fn decide(
         StepKind::Classify,
         format!("{}: {why_not_safe}", risk.as_str()),
     );
+
+    // A secret is read only by a rule whose path glob names the file, or by "allow once".
+    if let Some(p) = secret {
+        let naming = |r: &&CompiledRule| {
+            r.rule
+                .matches
+                .path_glob
+                .as_deref()
+                .is_some_and(glob_names_a_file)
+        };
+        let by_rule = snap
+            .allow
+            .first_covering_all(&subject)
+            .filter(naming)
+            .or_else(|| grants.iter().filter(|r| r.covers_all(&subject)).find(naming));
+        if let Some(r) = by_rule {
+            return t.end(
+                StepKind::AllowRule,
+                Verdict::Allow,
+                risk,
+                rule_reason(r, "allowed (a rule names this secret)"),
+                Some(rule_ref(r)),
+                scopes,
+            );
+        }
+        return t.end(
+            StepKind::Default,
+            Verdict::Ask,
+            risk,
+            format!(
+                "this looks like a secret: {:?} is in the sensitive class (keys, credentials, \
+                 .env files); reading it sends it to the model, so only the person or a rule \
+                 naming the file allows it",
+                p.shown
+            ),
+            None,
+            scopes,
+        );
+    }
 
     // A command that reads outside the root is never waved through by a rule, grant or mode.
     let reads_outside = facts.paths.iter().any(|p| p.from_command && !p.inside);
