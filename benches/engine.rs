@@ -114,6 +114,7 @@ fn main() {
             sandbox: SandboxMode::WorkspaceWrite,
             mode: ApprovalMode::Ask,
             exec_confined: true,
+            exec_must_ask: None,
         };
         for (name, rel, want) in [
             (

@@ -17,11 +17,11 @@ use crate::format::{denied_text, sanitize, tool_result};
 use crate::hooks::{HookContext, HookOutcome, HookPhase, run_hooks};
 use crate::jail::{Jail, JailError};
 use crate::paths::ConfigPaths;
-use crate::protect::{PathClass, Protection};
 use crate::policy::classify::{ClassifyContext, CommandAnalysis, classify};
 use crate::policy::layers::Policy;
 use crate::policy::rules::CompiledRule;
 use crate::policy::{CallFacts, Outcome, PathFact, PolicySettings, decide};
+use crate::protect::{PathClass, Protection};
 use crate::protocol::{
     ApprovalAnswer, ApprovalMode, ApprovalRequest, CallRequest, CallResult, CallStatus, Decision,
     Layer, Risk, Rule, RuleAction, RuleMatch, SandboxMode, Scope, Source, Step, StepKind, ToolName,
@@ -47,6 +47,14 @@ pub struct EngineConfig {
     pub audit: bool,
     pub audit_max_age_days: u32,
     pub audit_max_total_bytes: u64,
+    /// Secret-looking environment variables passed on to `exec_cmd` anyway (by name).
+    pub pass_env: Vec<String>,
+    /// `exec_cmd` keeps the network in `workspace-write` (a person's setting; `full-access`
+    /// always has it).
+    pub network: bool,
+    /// Use namespaces for `exec_cmd` where the kernel allows them; `false` forces the
+    /// "unavailable" path (every command asks), as [`crate::isolate::NO_NAMESPACES_ENV`] does.
+    pub namespaces: bool,
     /// The person's home folder: anchors `~` in commands and the run-later files
     /// (`.bashrc`, autostart, …). `$HOME` unless a test points it at a fake home.
     pub home: Option<PathBuf>,
@@ -69,9 +77,22 @@ impl EngineConfig {
             audit_max_age_days: settings.audit_max_age_days,
             audit_max_total_bytes: settings.audit_max_total_mb.saturating_mul(1024 * 1024),
             home: dirs::home_dir(),
+            pass_env: std::env::var(PASS_ENV_VAR)
+                .map(|v| {
+                    v.split(',')
+                        .map(|s| s.trim().to_string())
+                        .filter(|s| !s.is_empty())
+                        .collect()
+                })
+                .unwrap_or_default(),
+            network: false,
+            namespaces: true,
         }
     }
 }
+
+/// Comma-separated names of secret-looking variables `exec_cmd` may still see (DESIGN §5.2).
+pub const PASS_ENV_VAR: &str = "GROUND_LINK_PASS_ENV";
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -95,6 +116,12 @@ pub struct Engine {
     mutating: tokio::sync::Mutex<()>,
     confinement: Confinement,
     home: Option<PathBuf>,
+    /// bash, or `None` (then every command asks).
+    shell: Option<PathBuf>,
+    /// Why `exec_cmd` cannot be isolated with namespaces here, if it cannot.
+    not_isolated: Option<String>,
+    /// Why every `exec_cmd` asks here, if it does.
+    exec_must_ask: Option<String>,
 }
 
 /// What the engine learned about a call before deciding.
@@ -134,7 +161,27 @@ impl Engine {
             SandboxMode::FullAccess => Confinement::NotRequested,
             _ => exec::landlock_status(),
         };
+        let shell = exec::find_bash();
+        let not_isolated = if config.namespaces {
+            crate::isolate::status(&config.supervisor_exe).err()
+        } else {
+            Some("namespaces are switched off in this engine's configuration".to_string())
+        };
+        let exec_must_ask = match (&shell, &not_isolated) {
+            (None, _) => Some(
+                "bash is not installed, and the commands were classified as bash would run them"
+                    .to_string(),
+            ),
+            (_, Some(why)) => Some(format!(
+                "commands cannot be isolated ({why}), so ground-link's own state, your secrets \
+                 and the network would be within their reach"
+            )),
+            _ => None,
+        };
         Ok(Engine {
+            shell,
+            not_isolated,
+            exec_must_ask,
             home: config.home.clone(),
             mode: std::sync::RwLock::new(config.mode),
             config,
@@ -173,16 +220,23 @@ impl Engine {
         self.audit.as_ref()
     }
 
+    /// Why `exec_cmd` cannot run in namespaces here (own state, secrets and the network are
+    /// then reachable, and every command asks), or `None` when it can.
+    pub fn not_isolated(&self) -> Option<&str> {
+        self.not_isolated.as_deref()
+    }
+
     /// Whether `exec_cmd` writes are confined by the OS here, and if not, why.
     pub fn confinement(&self) -> &Confinement {
         &self.confinement
     }
 
-    fn settings(&self) -> PolicySettings {
+    fn settings(&self) -> PolicySettings<'_> {
         PolicySettings {
             sandbox: self.config.sandbox,
             mode: self.mode(),
             exec_confined: matches!(self.confinement, Confinement::Landlock { .. }),
+            exec_must_ask: self.exec_must_ask.as_deref(),
         }
     }
 
@@ -377,8 +431,9 @@ impl Engine {
             (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
                 home.join(rest.trim_start_matches('/'))
             }
-            (Some(_), _) => return crate::protect::sensitive_path(Path::new(p))
-                .then_some(PathClass::Sensitive),
+            (Some(_), _) => {
+                return crate::protect::sensitive_path(Path::new(p)).then_some(PathClass::Sensitive);
+            }
             (None, _) => PathBuf::from(p),
         };
         let abs = crate::protect::normalize(&abs);
@@ -582,7 +637,9 @@ impl Engine {
         } else {
             None
         };
-        let (status, output, truncated) = self.run_tool(prepared).await;
+        let safe = decision.risk == Risk::Safe;
+        let by_rule = decision.rule.is_some() && decision.decision == Verdict::Allow;
+        let (status, output, truncated) = self.run_tool(prepared, safe, by_rule).await;
         drop(_turn);
 
         if !hooks.post_tool_use.is_empty() {
@@ -701,7 +758,64 @@ impl Engine {
         }
     }
 
-    async fn run_tool(&self, p: Prepared) -> (CallStatus, String, bool) {
+    /// The namespaces a command runs in (DESIGN §4): own state and the session's sockets
+    /// hidden in every mode; in `workspace-write` and `read-only` also secrets hidden (except
+    /// those this call was allowed to read by name), run-later files read-only, no network.
+    fn isolation(&self, p: &Prepared, by_rule: bool) -> Option<crate::isolate::Isolation> {
+        if self.not_isolated.is_some() {
+            return None;
+        }
+        let prot = self.jail.protection()?;
+        let root = self.jail.root();
+        let confined = self.config.sandbox != SandboxMode::FullAccess;
+        let mut hide: Vec<PathBuf> = prot
+            .own_state()
+            .iter()
+            .filter(|o| o.exists())
+            .cloned()
+            .collect();
+        hide.extend(
+            crate::isolate::session_sockets()
+                .into_iter()
+                .filter(|s| s.exists()),
+        );
+        let mut read_only = Vec::new();
+        if confined {
+            // Secrets a rule naming them let through stay visible (the person wrote that rule
+            // on purpose); every other secret folder is covered, also after "allow once":
+            // the parsed paths are not all a program may open (`python3 -c …`).
+            let named: Vec<PathBuf> = p
+                .paths
+                .iter()
+                .filter(|f| by_rule && f.sensitive_read())
+                .map(|f| {
+                    if Path::new(&f.rel).is_absolute() {
+                        PathBuf::from(&f.rel)
+                    } else {
+                        root.join(&f.rel)
+                    }
+                })
+                .collect();
+            hide.extend(
+                prot.hidden_in_exec()
+                    .into_iter()
+                    .filter(|h| !named.iter().any(|n| n.starts_with(h))),
+            );
+            read_only = prot.read_only_in_exec(root);
+        }
+        // A folder that holds the root cannot be covered without hiding the root itself.
+        hide.retain(|h| !root.starts_with(h));
+        read_only.retain(|r| !root.starts_with(r) && !hide.iter().any(|h| r.starts_with(h)));
+        hide.sort();
+        hide.dedup();
+        Some(crate::isolate::Isolation {
+            hide,
+            read_only,
+            network: !confined || self.config.network,
+        })
+    }
+
+    async fn run_tool(&self, p: Prepared, safe: bool, by_rule: bool) -> (CallStatus, String, bool) {
         if let ToolArgs::ExecCmd(a) = &p.args {
             let timeout = a
                 .timeout_sec
@@ -724,9 +838,17 @@ impl Engine {
                 confine_writes,
                 supervisor_exe: self.config.supervisor_exe.clone(),
                 max_output: exec::MAX_OUTPUT,
+                shell: self
+                    .shell
+                    .clone()
+                    .unwrap_or_else(|| PathBuf::from("/bin/sh")),
+                isolation: self.isolation(&p, by_rule),
+                git_safe: safe,
+                pass_env: self.config.pass_env.clone(),
             };
             return match exec::run(request).await {
-                Ok(out) => {
+                Ok(mut out) => {
+                    out.not_isolated = self.not_isolated.clone();
                     let (text, truncated) = out.render();
                     let status = if out.timed_out {
                         CallStatus::Timeout

@@ -10,6 +10,7 @@ pub mod bridge;
 pub mod engine;
 pub mod format;
 pub mod hooks;
+pub mod isolate;
 pub mod jail;
 pub mod parser;
 pub mod paths;

@@ -159,6 +159,17 @@ enum AuditCommand {
 
 fn main() -> ExitCode {
     ground_link::supervisor::run_if_supervisor();
+    ground_link::isolate::run_probe_if_asked();
+    // A command the model runs must not drive ground-link itself (print the token, trust its
+    // own project rules): the engine marks every exec_cmd tree. The mount namespace hides the
+    // state these commands would touch anyway; this says so plainly.
+    if std::env::var_os(ground_link::tools::exec::IN_EXEC_ENV).is_some() {
+        eprintln!(
+            "ground-link: refusing to run inside exec_cmd (a command the model started); \
+             run ground-link yourself, in your own terminal"
+        );
+        return ExitCode::from(2);
+    }
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,

@@ -496,10 +496,16 @@ mod tests {
         let base = Path::new("/nonexistent-gl-base");
         let prot = Protection::new(&ConfigPaths::under(base), Some(base));
         for (p, want) in [
-            ("/nonexistent-gl-base/config/ground-link/permissions.json", true),
+            (
+                "/nonexistent-gl-base/config/ground-link/permissions.json",
+                true,
+            ),
             ("/nonexistent-gl-base/config/ground-link/token", true),
             ("/nonexistent-gl-base/data/ground-link/audit/x.jsonl", true),
-            ("/nonexistent-gl-base/data/app.ground-link.tray/settings.json", true),
+            (
+                "/nonexistent-gl-base/data/app.ground-link.tray/settings.json",
+                true,
+            ),
             (
                 "/nonexistent-gl-base/config/google-chrome/NativeMessagingHosts/x.json",
                 true,
@@ -519,7 +525,10 @@ mod tests {
             None
         );
         assert_eq!(
-            prot.class(Path::new("/nonexistent-gl-base/.config/autostart/x.desktop"), root),
+            prot.class(
+                Path::new("/nonexistent-gl-base/.config/autostart/x.desktop"),
+                root
+            ),
             Some(PathClass::Protected)
         );
     }

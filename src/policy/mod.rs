@@ -10,9 +10,9 @@ pub mod layers;
 pub mod rules;
 
 use crate::policy::classify::CommandAnalysis;
-use crate::protect::{PathClass, Protection, glob_names_a_file};
 use crate::policy::layers::Snapshot;
 use crate::policy::rules::{CompiledRule, Subject};
+use crate::protect::{PathClass, Protection, glob_names_a_file};
 use crate::protocol::{
     ApprovalMode, Decision, Layer, Risk, RuleAction, RuleRef, SandboxMode, Scope, Step, StepKind,
     ToolName, Verdict,
@@ -58,12 +58,15 @@ pub struct CallFacts<'a> {
 }
 
 #[derive(Debug, Clone, Copy)]
-pub struct PolicySettings {
+pub struct PolicySettings<'a> {
     pub sandbox: SandboxMode,
     pub mode: ApprovalMode,
     /// Whether `exec_cmd` writes are confined by the OS (Landlock). Without it every command
     /// is `dangerous` in `workspace-write`.
     pub exec_confined: bool,
+    /// Why every `exec_cmd` must be asked about here (no namespaces to hide ground-link's
+    /// state and secrets, or no bash), if it must.
+    pub exec_must_ask: Option<&'a str>,
 }
 
 /// The decision plus what the approval dialog may offer.
@@ -131,7 +134,7 @@ fn rule_reason(r: &CompiledRule, verb: &str) -> String {
 
 /// The risk of a call before rules: the tool's own, the command's for `exec_cmd`, raised for
 /// paths outside the root and for unconfined commands.
-pub fn risk_of(facts: &CallFacts<'_>, base: Risk, settings: &PolicySettings) -> Risk {
+pub fn risk_of(facts: &CallFacts<'_>, base: Risk, settings: &PolicySettings<'_>) -> Risk {
     let mut risk = match facts.analysis {
         Some(a) => a.risk,
         None => base,
@@ -158,7 +161,7 @@ pub fn decide(
     base: Risk,
     snap: &Snapshot,
     grants: &[CompiledRule],
-    settings: &PolicySettings,
+    settings: &PolicySettings<'_>,
 ) -> Outcome {
     let risk = risk_of(facts, base, settings);
     let mut t = Trace { steps: Vec::new() };
@@ -249,6 +252,13 @@ pub fn decide(
         format!("sandbox mode {}", settings.sandbox.as_str()),
     );
     let mut force_ask = false;
+    let mut force_why =
+        "a protected path is written: no rule, grant or mode skips the question".to_string();
+    if let (ToolName::ExecCmd, Some(why)) = (facts.tool, settings.exec_must_ask) {
+        force_ask = true;
+        force_why = format!("every exec_cmd asks here: {why}");
+        t.pass(StepKind::Sandbox, force_why.clone());
+    }
     if let Some(p) = facts.paths.iter().find(|p| p.write && p.protected()) {
         if settings.sandbox != SandboxMode::FullAccess {
             return t.end(
@@ -265,6 +275,8 @@ pub fn decide(
             );
         }
         force_ask = true;
+        force_why =
+            "a protected path is written: no rule, grant or mode skips the question".to_string();
         t.pass(
             StepKind::Protected,
             format!(
@@ -321,7 +333,7 @@ pub fn decide(
             StepKind::Protected,
             Verdict::Ask,
             risk,
-            "a protected path is written: no rule, grant or mode skips the question".to_string(),
+            force_why,
             None,
             scopes,
         );
@@ -365,7 +377,12 @@ pub fn decide(
             .allow
             .first_covering_all(&subject)
             .filter(naming)
-            .or_else(|| grants.iter().filter(|r| r.covers_all(&subject)).find(naming));
+            .or_else(|| {
+                grants
+                    .iter()
+                    .filter(|r| r.covers_all(&subject))
+                    .find(naming)
+            });
         if let Some(r) = by_rule {
             return t.end(
                 StepKind::AllowRule,

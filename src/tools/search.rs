@@ -534,7 +534,8 @@ impl WalkPlan {
         let guard = self.guard.clone();
         if !rules.is_empty() || guard.is_some() {
             b.filter_entry(move |dent| {
-                !guard.as_ref().is_some_and(|g| g.skips(dent.path())) && !outer_ignored(&rules, dent)
+                !guard.as_ref().is_some_and(|g| g.skips(dent.path()))
+                    && !outer_ignored(&rules, dent)
             });
         }
         b.build_parallel()
