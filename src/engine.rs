@@ -432,7 +432,8 @@ impl Engine {
                 home.join(rest.trim_start_matches('/'))
             }
             (Some(_), _) => {
-                return crate::protect::sensitive_path(Path::new(p)).then_some(PathClass::Sensitive);
+                return crate::protect::sensitive_path(Path::new(p))
+                    .then_some(PathClass::Sensitive);
             }
             (None, _) => PathBuf::from(p),
         };

@@ -11,6 +11,7 @@ mod edit;
 mod engine;
 mod exec;
 mod hooks;
+mod isolation;
 mod jail;
 mod parser;
 mod protect;
