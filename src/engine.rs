@@ -248,6 +248,46 @@ impl Engine {
         }
     }
 
+    /// The strictest class among the paths a call touches (`check` prints it as
+    /// `"pathClass"`), `None` for ordinary paths.
+    pub fn path_class(&self, req: &CallRequest) -> Option<PathClass> {
+        let p = self.prepare(req).ok()?;
+        p.paths
+            .iter()
+            .filter_map(|f| match f.class {
+                // A secret is only a class for reads; writing one is an ordinary write.
+                Some(PathClass::Sensitive) if f.write => None,
+                c => c,
+            })
+            .min()
+    }
+
+    /// What `serve` and the tray warn about a broad root (the home folder, `/`, a folder
+    /// holding ground-link's own state), with what stays protected; `None` for a plain root.
+    pub fn broad_root_warning(&self) -> Option<String> {
+        let root = self.jail.root();
+        let prot = self.jail.protection()?;
+        let holds_state = prot.own_state().iter().any(|o| o.starts_with(root));
+        let is_home = self.home.as_deref().is_some_and(|h| h.starts_with(root));
+        if !holds_state && !is_home && root != Path::new("/") {
+            return None;
+        }
+        let mut text = format!(
+            "the sandbox root {} is broad (it holds your home folder or ground-link's own \
+             state); ground-link's own state is denied to every tool, secrets (.ssh, .aws, \
+             .env, keys…) are asked about every time, run-later files (.bashrc, autostart, \
+             .git/hooks) stay read-only, and commands run with those hidden",
+            root.display()
+        );
+        if let Some(why) = &self.not_isolated {
+            text.push_str(&format!(
+                "; but commands cannot be isolated here ({why}), so every exec_cmd asks"
+            ));
+        }
+        text.push_str("; a dedicated project folder is safer");
+        Some(text)
+    }
+
     fn prepare(&self, req: &CallRequest) -> Result<Prepared, Decision> {
         let args = parse_args(&req.name, &req.args).map_err(|e| invalid_decision(e.to_string()))?;
         let tool = args.tool();
@@ -640,7 +680,12 @@ impl Engine {
         };
         let safe = decision.risk == Risk::Safe;
         let by_rule = decision.rule.is_some() && decision.decision == Verdict::Allow;
-        let (status, output, truncated) = self.run_tool(prepared, safe, by_rule).await;
+        let grants = Grants {
+            git_safe: safe,
+            secrets_by_rule: by_rule,
+            network: outcome.network,
+        };
+        let (status, output, truncated) = self.run_tool(prepared, grants).await;
         drop(_turn);
 
         if !hooks.post_tool_use.is_empty() {
@@ -762,7 +807,7 @@ impl Engine {
     /// The namespaces a command runs in (DESIGN §4): own state and the session's sockets
     /// hidden in every mode; in `workspace-write` and `read-only` also secrets hidden (except
     /// those this call was allowed to read by name), run-later files read-only, no network.
-    fn isolation(&self, p: &Prepared, by_rule: bool) -> Option<crate::isolate::Isolation> {
+    fn isolation(&self, p: &Prepared, grants: Grants) -> Option<crate::isolate::Isolation> {
         if self.not_isolated.is_some() {
             return None;
         }
@@ -788,7 +833,7 @@ impl Engine {
             let named: Vec<PathBuf> = p
                 .paths
                 .iter()
-                .filter(|f| by_rule && f.sensitive_read())
+                .filter(|f| grants.secrets_by_rule && f.sensitive_read())
                 .map(|f| {
                     if Path::new(&f.rel).is_absolute() {
                         PathBuf::from(&f.rel)
@@ -812,11 +857,11 @@ impl Engine {
         Some(crate::isolate::Isolation {
             hide,
             read_only,
-            network: !confined || self.config.network,
+            network: !confined || self.config.network || grants.network,
         })
     }
 
-    async fn run_tool(&self, p: Prepared, safe: bool, by_rule: bool) -> (CallStatus, String, bool) {
+    async fn run_tool(&self, p: Prepared, grants: Grants) -> (CallStatus, String, bool) {
         if let ToolArgs::ExecCmd(a) = &p.args {
             let timeout = a
                 .timeout_sec
@@ -843,8 +888,8 @@ impl Engine {
                     .shell
                     .clone()
                     .unwrap_or_else(|| PathBuf::from("/bin/sh")),
-                isolation: self.isolation(&p, by_rule),
-                git_safe: safe,
+                isolation: self.isolation(&p, grants),
+                git_safe: grants.git_safe,
                 pass_env: self.config.pass_env.clone(),
             };
             return match exec::run(request).await {
@@ -937,6 +982,17 @@ fn run_file_tool(jail: &Jail, args: &ToolArgs) -> Result<(String, bool), String>
         ToolArgs::Grep(a) => found(search::grep(jail, a)),
         ToolArgs::ExecCmd(_) => Err("exec_cmd runs through the supervisor".to_string()),
     }
+}
+
+/// What the decision allowed beyond running the command.
+#[derive(Debug, Clone, Copy)]
+struct Grants {
+    /// Classified `safe`: git runs with config that cannot execute code.
+    git_safe: bool,
+    /// Allowed by a rule: secrets that rule names stay visible in the mount namespace.
+    secrets_by_rule: bool,
+    /// An allow rule with `"network": true` covers the command.
+    network: bool,
 }
 
 struct Record {

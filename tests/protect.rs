@@ -429,3 +429,53 @@ fn a_denied_call_never_carries_a_secret_in_its_output_or_audit_line() {
     }
     assert!(lines >= 4, "one audit line per call, {lines} lines");
 }
+
+#[test]
+fn check_prints_the_path_class_and_serve_warns_about_a_broad_root() {
+    let h = Home::new();
+    let check_json = |json: &str| -> serde_json::Value {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ground-link"))
+            .args(["check", "--dir"])
+            .arg(&h.home)
+            .args(["--json", json])
+            .env("HOME", &h.home)
+            .env("XDG_CONFIG_HOME", h.home.join(".config"))
+            .env("XDG_DATA_HOME", h.home.join(".local/share"))
+            .env("GROUND_LINK_MANAGED_FILE", &h.paths.managed)
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    for (json, class) in [
+        (
+            r#"{"name":"read_file","args":{"path":".ssh/id_ed25519"}}"#,
+            Some("sensitive"),
+        ),
+        (
+            r#"{"name":"exec_cmd","args":{"command":"cat proj/.env"}}"#,
+            Some("sensitive"),
+        ),
+        (
+            r#"{"name":"read_file","args":{"path":".config/ground-link/token"}}"#,
+            Some("ownState"),
+        ),
+        (
+            r#"{"name":"write_file","args":{"path":".bashrc","content":""}}"#,
+            Some("protected"),
+        ),
+        (
+            r#"{"name":"read_file","args":{"path":"proj/readme.txt"}}"#,
+            None,
+        ),
+    ] {
+        let v = check_json(json);
+        assert_eq!(v["pathClass"].as_str(), class, "{json}: {v}");
+    }
+    let engine = h.engine(SandboxMode::WorkspaceWrite, ApprovalMode::Ask, deny());
+    let w = engine.broad_root_warning().expect("a home root is broad");
+    assert!(w.contains("own state") && w.contains("secrets"), "{w}");
+    let mut c = h.config(SandboxMode::WorkspaceWrite, ApprovalMode::Ask);
+    c.root = h.home.join("proj");
+    let narrow = Engine::new(c, deny()).unwrap();
+    assert_eq!(narrow.broad_root_warning(), None);
+}

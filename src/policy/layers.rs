@@ -162,8 +162,11 @@ impl Snapshot {
 
 /// Parse and validate one permission file.
 pub fn parse_file(text: &str, layer: Layer) -> Result<(Vec<CompiledRule>, Hooks), String> {
-    let file: PermissionFile =
+    let mut value: serde_json::Value =
         serde_json::from_str(text).map_err(|e| format!("invalid permission file: {e}"))?;
+    let network = take_network_flags(&mut value)?;
+    let file: PermissionFile =
+        serde_json::from_value(value).map_err(|e| format!("invalid permission file: {e}"))?;
     if file.version != 1 {
         return Err(format!(
             "unsupported \"version\": {}; this ground-link reads version 1",
@@ -171,8 +174,18 @@ pub fn parse_file(text: &str, layer: Layer) -> Result<(Vec<CompiledRule>, Hooks)
         ));
     }
     let mut rules = Vec::new();
-    for rule in file.rules {
-        rules.push(CompiledRule::compile(rule, layer).map_err(|e| e.to_string())?);
+    for (i, rule) in file.rules.into_iter().enumerate() {
+        let mut compiled = CompiledRule::compile(rule, layer).map_err(|e| e.to_string())?;
+        if network.get(i).copied().unwrap_or(false) {
+            if compiled.action() != RuleAction::Allow || compiled.rule.tool != "exec_cmd" {
+                return Err(format!(
+                    "rule {:?}: \"network\": true only means something on an allow rule for exec_cmd",
+                    compiled.id()
+                ));
+            }
+            compiled.network = true;
+        }
+        rules.push(compiled);
     }
     for (list, action) in [
         (&file.allow, RuleAction::Allow),
@@ -215,6 +228,28 @@ pub fn parse_file(text: &str, layer: Layer) -> Result<(Vec<CompiledRule>, Hooks)
         }
     }
     Ok((rules, file.hooks))
+}
+
+/// Takes each rule's optional `"network": true` out of the file (the wire type `Rule` has no
+/// such field, so the settings window and the extension keep their shape), by rule position.
+fn take_network_flags(value: &mut serde_json::Value) -> Result<Vec<bool>, String> {
+    let Some(rules) = value.get_mut("rules").and_then(|r| r.as_array_mut()) else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::with_capacity(rules.len());
+    for rule in rules {
+        let flag = match rule.as_object_mut().and_then(|o| o.remove("network")) {
+            None => false,
+            Some(serde_json::Value::Bool(b)) => b,
+            Some(other) => {
+                return Err(format!(
+                    "invalid permission file: \"network\" must be true or false, not {other}"
+                ));
+            }
+        };
+        out.push(flag);
+    }
+    Ok(out)
 }
 
 /// The permission engine's view of the rule files, kept current.

@@ -75,6 +75,9 @@ pub struct Outcome {
     pub decision: Decision,
     /// Scoped answers that make sense (a protected path in `full-access` only offers `once`).
     pub scopes: Vec<Scope>,
+    /// An allow rule from a layer whose allow rules apply covers the call with
+    /// `"network": true`.
+    pub network: bool,
 }
 
 struct Trace {
@@ -112,6 +115,7 @@ impl Trace {
                 steps: self.steps,
             },
             scopes,
+            network: false,
         }
     }
 }
@@ -157,6 +161,27 @@ pub fn risk_of(facts: &CallFacts<'_>, base: Risk, settings: &PolicySettings<'_>)
 
 /// Run the pipeline of DESIGN §5.1 (steps 2–11; validation happened before).
 pub fn decide(
+    facts: &CallFacts<'_>,
+    base: Risk,
+    snap: &Snapshot,
+    grants: &[CompiledRule],
+    settings: &PolicySettings<'_>,
+) -> Outcome {
+    let mut out = decide_inner(facts, base, snap, grants, settings);
+    if facts.tool == ToolName::ExecCmd && out.decision.decision == Verdict::Allow {
+        let rel_paths: Vec<String> = facts.paths.iter().map(|p| p.rel.clone()).collect();
+        let subject = Subject {
+            tool: facts.tool,
+            paths: &rel_paths,
+            parts: facts.analysis.map(|a| a.parts.as_slice()).unwrap_or(&[]),
+            parsed: facts.analysis.is_none_or(|a| a.parse_error.is_none()),
+        };
+        out.network = snap.allow.grants_network(&subject);
+    }
+    out
+}
+
+fn decide_inner(
     facts: &CallFacts<'_>,
     base: Risk,
     snap: &Snapshot,

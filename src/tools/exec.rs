@@ -739,8 +739,18 @@ mod tests {
             ("GROUND_LINK_TOKEN", true),
             ("ground_link_bridge_token", true),
             ("GROUND_LINK_DIR", false),
-            ("TOKEN", false),
-            ("GITHUB_TOKEN", false),
+            ("TOKEN", true),
+            ("GITHUB_TOKEN", true),
+            ("AWS_ACCESS_KEY_ID", true),
+            ("AZURE_CLIENT_ID", true),
+            ("GOOGLE_APPLICATION_CREDENTIALS", true),
+            ("PGPASSWORD", true),
+            ("OPENAI_API_KEY", true),
+            ("SENTRY_DSN", true),
+            ("PATH", false),
+            ("HOME", false),
+            ("LANG", false),
+            ("CARGO_TARGET_DIR", false),
         ];
         for (name, secret) in cases {
             assert_eq!(is_secret_env(OsStr::new(name)), secret, "{name}");
@@ -761,13 +771,23 @@ mod tests {
             duration: Duration::from_millis(5),
             timeout: DEFAULT_TIMEOUT,
             leftover_processes: 0,
+            network_off: false,
+            not_isolated: None,
         };
         let with = |f: &dyn Fn(&mut ExecOutcome)| {
             let mut o = base.clone();
             f(&mut o);
             o.render().0
         };
-        let cases: [(String, &str); 6] = [
+        let cases: [(String, &str); 8] = [
+            (
+                with(&|o| {
+                    o.network_off = true;
+                    o.exit_code = Some(7);
+                }),
+                "out\n[exit code: 7]\n[network: off — the command ran without network access; if it needed the network, ask the person to allow it]\n",
+            ),
+            (with(&|o| o.network_off = true), "out\n[exit code: 0]\n"),
             (with(&|_| {}), "out\n[exit code: 0]\n"),
             (
                 with(&|o| {
