@@ -173,6 +173,32 @@ fn curl_to_a_local_listener_fails_unless_the_network_is_granted() {
 }
 
 #[test]
+fn a_network_rule_counts_only_from_a_layer_whose_allow_rules_apply() {
+    let h = Home::new();
+    let l = listener();
+    let cmd = format!("curl -s -m 5 http://127.0.0.1:{}/", l.port);
+    let rule = r#"{"version":1,"rules":[{"id":"curl-net","action":"allow","tool":"exec_cmd","match":{"commandPrefix":"curl"},"network":true}]}"#;
+    // In the project file, which nobody trusted: the model could have written it.
+    h.put(".ground-link/permissions.json", rule);
+    let engine = approving(&h, SandboxMode::WorkspaceWrite);
+    let r = call(&engine, &exec(&cmd));
+    assert!(r.output.contains("network: off"), "{}", r.output);
+    assert_eq!(l.hits.load(Ordering::SeqCst), 0);
+    // In the person's global file: granted.
+    h.put(".config/ground-link/permissions.json", rule);
+    let engine = approving(&h, SandboxMode::WorkspaceWrite);
+    let r = call(&engine, &exec(&cmd));
+    assert_eq!(r.status, CallStatus::Success, "{}", r.output);
+    assert_eq!(l.hits.load(Ordering::SeqCst), 1);
+    // `network` on anything but an exec_cmd allow rule is an error: the file is not applied.
+    let bad = r#"{"version":1,"rules":[{"id":"x","action":"deny","tool":"exec_cmd","match":{"commandPrefix":"curl"},"network":true}]}"#;
+    let err = ground_link::policy::layers::parse_file(bad, ground_link::protocol::Layer::Global)
+        .err()
+        .unwrap();
+    assert!(err.contains("network"), "{err}");
+}
+
+#[test]
 fn offline_build_style_commands_still_work_in_the_root_and_tmp() {
     let h = Home::new();
     let engine = approving(&h, SandboxMode::WorkspaceWrite);
