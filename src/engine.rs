@@ -461,7 +461,16 @@ impl Engine {
 
     /// The class of a resolved absolute path (the one matcher, DESIGN §4).
     fn class_of(&self, abs: &Path) -> Option<PathClass> {
-        self.jail.class(abs)
+        let class = self.jail.class(abs);
+        if class.is_some() {
+            return class;
+        }
+        // The rule files' extra sensitive globs, matched like `pathGlob` (root-relative inside
+        // the root, absolute outside).
+        let snap = self.policy.snapshot();
+        let set = snap.sensitive.as_ref()?;
+        let rel = abs.strip_prefix(self.jail.root()).unwrap_or(abs);
+        set.is_match(rel).then_some(PathClass::Sensitive)
     }
 
     /// The class of a path the jail could not resolve (`~/…`, a path outside): resolved

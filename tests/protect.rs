@@ -479,3 +479,33 @@ fn check_prints_the_path_class_and_serve_warns_about_a_broad_root() {
     let narrow = Engine::new(c, deny()).unwrap();
     assert_eq!(narrow.broad_root_warning(), None);
 }
+
+#[test]
+fn a_rule_file_extends_the_sensitive_table() {
+    let h = Home::new();
+    h.put("proj/vault/db.txt", "DB-PASSWORD-55\n");
+    let read = r#"{"name":"read_file","args":{"path":"proj/vault/db.txt"}}"#;
+    let before = h.engine(SandboxMode::WorkspaceWrite, ApprovalMode::Ask, deny());
+    assert_eq!(check(&before, read).decision, Verdict::Allow);
+    // Even an untrusted project file may add secrets: that only makes ground-link stricter.
+    h.put(
+        "proj/.ground-link/permissions.json",
+        r#"{"version":1,"rules":[],"sensitive":["**/vault/**"]}"#,
+    );
+    let mut c = h.config(SandboxMode::WorkspaceWrite, ApprovalMode::Auto);
+    c.root = h.home.join("proj");
+    let engine = Engine::new(c, deny()).unwrap();
+    let read = r#"{"name":"read_file","args":{"path":"vault/db.txt"}}"#;
+    let d = check(&engine, read);
+    assert_eq!(d.decision, Verdict::Ask, "{}", d.reason);
+    assert!(d.reason.contains("looks like a secret"), "{}", d.reason);
+    assert!(!call(&engine, read).output.contains("DB-PASSWORD"));
+    // A bad glob makes the file fail to load, with a message.
+    let err = ground_link::policy::layers::parse_file(
+        r#"{"version":1,"sensitive":["a/[b"]}"#,
+        ground_link::protocol::Layer::Global,
+    )
+    .err()
+    .unwrap();
+    assert!(err.contains("sensitive glob"), "{err}");
+}
