@@ -858,6 +858,15 @@ impl Engine {
             );
             read_only = prot.read_only_in_exec(root);
         }
+        // Mounts follow symlinks, so decide on real paths: a `.aws` the model made into a link
+        // to `/` must not cover the root (or everything).
+        let real = |v: Vec<PathBuf>| -> Vec<PathBuf> {
+            v.into_iter()
+                .filter_map(|p| std::fs::canonicalize(p).ok())
+                .collect()
+        };
+        let mut hide = real(hide);
+        let mut read_only = real(read_only);
         // A folder that holds the root cannot be covered without hiding the root itself.
         hide.retain(|h| !root.starts_with(h));
         read_only.retain(|r| !root.starts_with(r) && !hide.iter().any(|h| r.starts_with(h)));

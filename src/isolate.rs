@@ -81,10 +81,11 @@ fn write_proc(path: &str, text: &str) -> Result<(), String> {
 
 /// Cover `p` with something empty and read-only; a path that is gone needs no cover.
 fn hide(p: &Path) -> Result<(), String> {
-    let Ok(md) = std::fs::symlink_metadata(p) else {
+    // The engine passes resolved paths; mount(2) follows a link swapped in since, so the type
+    // is taken from what it points to (a mismatch fails the command, closed).
+    let Ok(md) = std::fs::metadata(p) else {
         return Ok(());
     };
-    // A symlink is replaced by following it; the engine passes resolved paths.
     let ro = MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC | MsFlags::MS_RDONLY;
     if md.is_dir() {
         mount(
@@ -109,7 +110,7 @@ fn hide(p: &Path) -> Result<(), String> {
 }
 
 fn make_read_only(p: &Path) -> Result<(), String> {
-    if std::fs::symlink_metadata(p).is_err() {
+    if std::fs::metadata(p).is_err() {
         return Ok(());
     }
     mount(

@@ -241,6 +241,24 @@ fn run_later_files_are_read_only_to_commands_in_workspace_write() {
 }
 
 #[test]
+fn a_secret_folder_turned_into_a_link_to_slash_does_not_cover_everything() {
+    let h = Home::new();
+    std::fs::remove_dir_all(h.home.join(".aws")).unwrap();
+    std::os::unix::fs::symlink("/", h.home.join(".aws")).unwrap();
+    let real_ssh = h.home.join("elsewhere-ssh");
+    std::fs::rename(h.home.join(".ssh"), &real_ssh).unwrap();
+    std::os::unix::fs::symlink(&real_ssh, h.home.join(".ssh")).unwrap();
+    let engine = approving(&h, SandboxMode::WorkspaceWrite);
+    let r = call(
+        &engine,
+        &exec("ls /usr >/dev/null && echo fine; cat \"$(printf %s .ssh)/id_ed25519\""),
+    );
+    assert!(r.output.contains("fine"), "{}", r.output);
+    // A secret folder that is a link is covered where it really is.
+    assert!(!r.output.contains("SSH-PRIVATE"), "{}", r.output);
+}
+
+#[test]
 fn without_namespaces_every_command_asks_and_says_why() {
     let h = Home::new();
     let mut c = h.config(SandboxMode::WorkspaceWrite, ApprovalMode::Auto);
