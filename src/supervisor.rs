@@ -255,6 +255,12 @@ impl Setup {
             };
         }
         let (ruleset, confinement) = match &request.confine_writes {
+            // full-access: writes are not confined, but a command in namespaces still may not
+            // reach the session's abstract sockets (D-Bus, X11) where the kernel can say so.
+            None if request.isolation.is_some() => match socket_scope_only() {
+                Ok(ruleset) => (ruleset, Confinement::NotRequested),
+                Err(error) => return Report::Failed { error },
+            },
             None => (None, Confinement::NotRequested),
             Some(roots) => match prepare_landlock(roots) {
                 Ok(prepared) => prepared,
@@ -727,6 +733,23 @@ fn build_ruleset(plan: &LandlockPlan, roots: &[PathBuf]) -> Result<RulesetCreate
             .map_err(|e| fail(&path.display().to_string(), &e))?;
     }
     Ok(created)
+}
+
+/// A ruleset that only scopes abstract Unix sockets (Landlock ABI 6+), for commands whose
+/// writes are not confined; `None` on older kernels (the network namespace, when there is one,
+/// separates abstract sockets anyway).
+fn socket_scope_only() -> Result<Option<RulesetCreated>, String> {
+    match kernel_landlock_abi() {
+        Ok(abi) if abi >= 6 => Ruleset::default()
+            .set_compatibility(CompatLevel::HardRequirement)
+            .scope(Scope::AbstractUnixSocket)
+            .and_then(|r| r.create())
+            .map(Some)
+            .map_err(|e| {
+                format!("could not set up the abstract-socket scope ({e}); the command was not run")
+            }),
+        _ => Ok(None),
+    }
 }
 
 fn is_dir(fd: &PathFd) -> bool {

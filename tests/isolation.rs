@@ -326,6 +326,34 @@ fn the_environment_loses_secrets_and_session_handles_unless_passed_on() {
 }
 
 #[test]
+fn session_sockets_are_out_of_reach_in_every_mode() {
+    use std::os::linux::net::SocketAddrExt;
+    // An abstract Unix socket, like the session bus or X11 listen on.
+    let name = format!("gl-test-bus-{}", std::process::id());
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+    let bus = std::os::unix::net::UnixListener::bind_addr(&addr).unwrap();
+    bus.set_nonblocking(true).unwrap();
+    let h = Home::new();
+    let probe = format!(
+        "python3 -c \"import socket; s=socket.socket(socket.AF_UNIX); s.connect('\\0{name}'); print('reached')\""
+    );
+    for sandbox in [SandboxMode::WorkspaceWrite, SandboxMode::FullAccess] {
+        let engine = approving(&h, sandbox);
+        let r = call(&engine, &exec(&probe));
+        assert!(!r.output.contains("reached"), "{sandbox:?}: {}", r.output);
+        assert!(bus.accept().is_err(), "{sandbox:?}: the socket was reached");
+        // The runtime dir and the X11 socket folder are covered too.
+        let r = call(
+            &engine,
+            &exec(
+                "ls -A /tmp/.X11-unix 2>/dev/null | wc -l; ls -A \"$XDG_RUNTIME_DIR\" 2>/dev/null | wc -l",
+            ),
+        );
+        assert!(r.output.starts_with("0\n0\n"), "{sandbox:?}: {}", r.output);
+    }
+}
+
+#[test]
 fn ground_link_refuses_to_act_inside_exec_cmd() {
     let h = Home::new();
     let engine = approving(&h, SandboxMode::FullAccess);
