@@ -26,6 +26,9 @@ use serde::{Deserialize, Serialize};
 
 /// `argv[1]` that makes the supervisor binary only probe for namespace support.
 pub const PROBE_ARG: &str = "__ground-link-probe-namespaces";
+/// What a probe that got through prints: a binary that merely exits 0 on an unknown argument
+/// (a test harness, another program) must not count as "namespaces work".
+const PROBE_OK: &str = "ground-link: namespaces ok";
 /// Set to anything non-empty to force the "namespaces unavailable" path (tests; packagers on
 /// kernels that misreport). It can only make ground-link stricter: every `exec_cmd` asks.
 pub const NO_NAMESPACES_ENV: &str = "GROUND_LINK_NO_NAMESPACES";
@@ -196,7 +199,10 @@ pub fn run_probe_if_asked() {
             let uid = rustix::process::getuid().as_raw();
             let gid = rustix::process::getgid().as_raw();
             match enter(&iso, uid, gid) {
-                Ok(()) => 0,
+                Ok(()) => {
+                    println!("{PROBE_OK}");
+                    0
+                }
                 Err(e) => {
                     eprintln!("{e}");
                     1
@@ -229,10 +235,13 @@ pub fn status(supervisor_exe: &Path) -> Result<(), String> {
     let result = match std::process::Command::new(supervisor_exe)
         .arg(PROBE_ARG)
         .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
         .output()
     {
-        Ok(out) if out.status.success() => Ok(()),
+        Ok(out)
+            if out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == PROBE_OK =>
+        {
+            Ok(())
+        }
         Ok(out) => Err(format!(
             "unprivileged user namespaces are not available ({})",
             String::from_utf8_lossy(&out.stderr).trim()

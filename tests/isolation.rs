@@ -532,3 +532,11 @@ fn sign_head(root: &Path) {
     );
     git(&["update-ref", "HEAD", &id], None);
 }
+
+#[test]
+fn the_namespace_probe_trusts_only_ground_link_saying_so() {
+    // A "supervisor" that exits 0 on any argument is not proof that namespaces work.
+    let err = ground_link::isolate::status(Path::new("/bin/true")).unwrap_err();
+    assert!(err.contains("not available"), "{err}");
+    assert_eq!(ground_link::isolate::status(Path::new(BIN)), Ok(()));
+}
