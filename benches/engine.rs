@@ -114,6 +114,7 @@ fn main() {
             sandbox: SandboxMode::WorkspaceWrite,
             mode: ApprovalMode::Ask,
             exec_confined: true,
+            exec_must_ask: None,
         };
         for (name, rel, want) in [
             (
@@ -138,7 +139,7 @@ fn main() {
                     shown: rel.into(),
                     rel: rel.into(),
                     inside: true,
-                    protected: false,
+                    class: None,
                     write: true,
                     from_command: false,
                 }],

@@ -21,6 +21,7 @@ use crate::policy::classify::{ClassifyContext, CommandAnalysis, classify};
 use crate::policy::layers::Policy;
 use crate::policy::rules::CompiledRule;
 use crate::policy::{CallFacts, Outcome, PathFact, PolicySettings, decide};
+use crate::protect::{PathClass, Protection};
 use crate::protocol::{
     ApprovalAnswer, ApprovalMode, ApprovalRequest, CallRequest, CallResult, CallStatus, Decision,
     Layer, Risk, Rule, RuleAction, RuleMatch, SandboxMode, Scope, Source, Step, StepKind, ToolName,
@@ -46,6 +47,17 @@ pub struct EngineConfig {
     pub audit: bool,
     pub audit_max_age_days: u32,
     pub audit_max_total_bytes: u64,
+    /// Secret-looking environment variables passed on to `exec_cmd` anyway (by name).
+    pub pass_env: Vec<String>,
+    /// `exec_cmd` keeps the network in `workspace-write` (a person's setting; `full-access`
+    /// always has it).
+    pub network: bool,
+    /// Use namespaces for `exec_cmd` where the kernel allows them; `false` forces the
+    /// "unavailable" path (every command asks), as [`crate::isolate::NO_NAMESPACES_ENV`] does.
+    pub namespaces: bool,
+    /// The person's home folder: anchors `~` in commands and the run-later files
+    /// (`.bashrc`, autostart, …). `$HOME` unless a test points it at a fake home.
+    pub home: Option<PathBuf>,
 }
 
 impl EngineConfig {
@@ -64,9 +76,23 @@ impl EngineConfig {
             audit: true,
             audit_max_age_days: settings.audit_max_age_days,
             audit_max_total_bytes: settings.audit_max_total_mb.saturating_mul(1024 * 1024),
+            home: dirs::home_dir(),
+            pass_env: std::env::var(PASS_ENV_VAR)
+                .map(|v| {
+                    v.split(',')
+                        .map(|s| s.trim().to_string())
+                        .filter(|s| !s.is_empty())
+                        .collect()
+                })
+                .unwrap_or_default(),
+            network: false,
+            namespaces: true,
         }
     }
 }
+
+/// Comma-separated names of secret-looking variables `exec_cmd` may still see (DESIGN §5.2).
+pub const PASS_ENV_VAR: &str = "GROUND_LINK_PASS_ENV";
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -90,6 +116,12 @@ pub struct Engine {
     mutating: tokio::sync::Mutex<()>,
     confinement: Confinement,
     home: Option<PathBuf>,
+    /// bash, or `None` (then every command asks).
+    shell: Option<PathBuf>,
+    /// Why `exec_cmd` cannot be isolated with namespaces here, if it cannot.
+    not_isolated: Option<String>,
+    /// Why every `exec_cmd` asks here, if it does.
+    exec_must_ask: Option<String>,
 }
 
 /// What the engine learned about a call before deciding.
@@ -105,7 +137,8 @@ struct Prepared {
 
 impl Engine {
     pub fn new(config: EngineConfig, approver: Arc<dyn Approver>) -> Result<Engine, EngineError> {
-        let jail = Arc::new(Jail::new(&config.root, config.sandbox)?);
+        let protection = Protection::new(&config.paths, config.home.as_deref());
+        let jail = Arc::new(Jail::new(&config.root, config.sandbox)?.with_protection(protection));
         let policy = Arc::new(Policy::load(config.paths.clone(), Arc::clone(&jail)));
         if config.watch {
             policy
@@ -128,8 +161,28 @@ impl Engine {
             SandboxMode::FullAccess => Confinement::NotRequested,
             _ => exec::landlock_status(),
         };
+        let shell = exec::find_bash();
+        let not_isolated = if config.namespaces {
+            crate::isolate::status(&config.supervisor_exe).err()
+        } else {
+            Some("namespaces are switched off in this engine's configuration".to_string())
+        };
+        let exec_must_ask = match (&shell, &not_isolated) {
+            (None, _) => Some(
+                "bash is not installed, and the commands were classified as bash would run them"
+                    .to_string(),
+            ),
+            (_, Some(why)) => Some(format!(
+                "commands cannot be isolated ({why}), so ground-link's own state, your secrets \
+                 and the network would be within their reach"
+            )),
+            _ => None,
+        };
         Ok(Engine {
-            home: dirs::home_dir(),
+            shell,
+            not_isolated,
+            exec_must_ask,
+            home: config.home.clone(),
             mode: std::sync::RwLock::new(config.mode),
             config,
             jail,
@@ -167,16 +220,23 @@ impl Engine {
         self.audit.as_ref()
     }
 
+    /// Why `exec_cmd` cannot run in namespaces here (own state, secrets and the network are
+    /// then reachable, and every command asks), or `None` when it can.
+    pub fn not_isolated(&self) -> Option<&str> {
+        self.not_isolated.as_deref()
+    }
+
     /// Whether `exec_cmd` writes are confined by the OS here, and if not, why.
     pub fn confinement(&self) -> &Confinement {
         &self.confinement
     }
 
-    fn settings(&self) -> PolicySettings {
+    fn settings(&self) -> PolicySettings<'_> {
         PolicySettings {
             sandbox: self.config.sandbox,
             mode: self.mode(),
             exec_confined: matches!(self.confinement, Confinement::Landlock { .. }),
+            exec_must_ask: self.exec_must_ask.as_deref(),
         }
     }
 
@@ -188,17 +248,63 @@ impl Engine {
         }
     }
 
+    /// The strictest class among the paths a call touches (`check` prints it as
+    /// `"pathClass"`), `None` for ordinary paths.
+    pub fn path_class(&self, req: &CallRequest) -> Option<PathClass> {
+        let p = self.prepare(req).ok()?;
+        p.paths
+            .iter()
+            .filter_map(|f| match f.class {
+                // A secret is only a class for reads; writing one is an ordinary write.
+                Some(PathClass::Sensitive) if f.write => None,
+                c => c,
+            })
+            .min()
+    }
+
+    /// What `serve` and the tray warn about a broad root (the home folder, `/`, a folder
+    /// holding ground-link's own state), with what stays protected; `None` for a plain root.
+    pub fn broad_root_warning(&self) -> Option<String> {
+        let root = self.jail.root();
+        let prot = self.jail.protection()?;
+        let holds_state = prot.own_state().iter().any(|o| o.starts_with(root));
+        let is_home = self.home.as_deref().is_some_and(|h| h.starts_with(root));
+        if !holds_state && !is_home && root != Path::new("/") {
+            return None;
+        }
+        let mut text = format!(
+            "the sandbox root {} is broad (it holds your home folder or ground-link's own \
+             state); ground-link's own state is denied to every tool, secrets (.ssh, .aws, \
+             .env, keys…) are asked about every time, run-later files (.bashrc, autostart, \
+             .git/hooks) stay read-only, and commands run with those hidden",
+            root.display()
+        );
+        if let Some(why) = &self.not_isolated {
+            text.push_str(&format!(
+                "; but commands cannot be isolated here ({why}), so every exec_cmd asks"
+            ));
+        }
+        text.push_str("; a dedicated project folder is safer");
+        Some(text)
+    }
+
     fn prepare(&self, req: &CallRequest) -> Result<Prepared, Decision> {
         let args = parse_args(&req.name, &req.args).map_err(|e| invalid_decision(e.to_string()))?;
         let tool = args.tool();
         let mut paths = Vec::new();
         let mut path_errors = Vec::new();
         let writes = matches!(tool, ToolName::WriteFile | ToolName::EditFile);
+        // list_dir shows names and sizes, never contents: a secret's name is not the secret.
+        let names_only = tool == ToolName::ListDir;
+        let tool_class = |c: Option<PathClass>| match c {
+            Some(PathClass::Sensitive) if names_only => None,
+            other => other,
+        };
         for p in args.paths() {
             match self.jail.resolve_any(p) {
                 Ok(r) => paths.push(PathFact {
                     shown: p.to_string(),
-                    protected: r.is_protected(),
+                    class: tool_class(self.class_of(&r.abs)),
                     rel: r.rel,
                     inside: r.inside,
                     write: writes,
@@ -208,7 +314,7 @@ impl Engine {
                     shown: p.to_string(),
                     rel: p.to_string(),
                     inside: false,
-                    protected: false,
+                    class: tool_class(self.class_of_unresolved(p)),
                     write: writes,
                     from_command: false,
                 }),
@@ -232,9 +338,25 @@ impl Engine {
             };
             let found = classify(&a.command, &ctx);
             for part in &found.parts {
+                let mut dirs = Vec::new();
                 for p in &part.paths {
                     let write = part.writes.contains(p);
-                    paths.push(self.command_path(&dir, p, write, &a.command));
+                    let fact = self.command_path(&dir, p, write, &a.command);
+                    if !write && fact.inside && fact.class.is_none() {
+                        dirs.push(self.jail.root().join(&fact.rel));
+                    }
+                    paths.push(fact);
+                }
+                // A recursive read of a tree reads every secret in it (`grep -r KEY .`).
+                if reads_recursively(part) {
+                    if dirs.is_empty() {
+                        dirs.push(dir.clone());
+                    }
+                    for d in dirs.iter().filter(|d| d.is_dir()) {
+                        if let Some(fact) = self.secret_in_tree(d) {
+                            paths.push(fact);
+                        }
+                    }
                 }
             }
             analysis = Some(found);
@@ -263,7 +385,7 @@ impl Engine {
             shown,
             rel: p.to_string(),
             inside: false,
-            protected: false,
+            class: self.class_of_unresolved(p),
             write,
             from_command: true,
         };
@@ -288,18 +410,89 @@ impl Engine {
         };
         match self.jail.resolve_any(&joined.to_string_lossy()) {
             Ok(r) if r.inside => PathFact {
-                protected: r.is_protected(),
+                class: self.class_of(&r.abs),
                 shown: r.rel.clone(),
                 rel: r.rel,
                 inside: true,
                 ..outside
             },
             Ok(r) => PathFact {
+                class: self.class_of(&r.abs),
                 rel: r.rel,
                 ..outside
             },
             Err(_) => outside,
         }
+    }
+
+    /// The first secret or own-state file in a tree a command reads recursively, as a path
+    /// fact; a tree too large to check counts as holding one (fail closed).
+    fn secret_in_tree(&self, dir: &Path) -> Option<PathFact> {
+        let fact = |shown: String, rel: String, class| PathFact {
+            shown,
+            rel,
+            inside: true,
+            class: Some(class),
+            write: false,
+            from_command: true,
+        };
+        let walker = ignore::WalkBuilder::new(dir)
+            .standard_filters(false)
+            .follow_links(false)
+            .build();
+        for (seen, entry) in walker.flatten().enumerate() {
+            if seen > TREE_SCAN_LIMIT {
+                let rel = self.jail.display(dir);
+                return Some(fact(
+                    format!("{rel} (over {TREE_SCAN_LIMIT} entries, not checked for secrets)"),
+                    rel,
+                    PathClass::Sensitive,
+                ));
+            }
+            if let Some(class) = self.class_of(entry.path()) {
+                if class != PathClass::Protected {
+                    let rel = self.jail.display(entry.path());
+                    return Some(fact(rel.clone(), rel, class));
+                }
+            }
+        }
+        None
+    }
+
+    /// The class of a resolved absolute path (the one matcher, DESIGN §4).
+    fn class_of(&self, abs: &Path) -> Option<PathClass> {
+        let class = self.jail.class(abs);
+        if class.is_some() {
+            return class;
+        }
+        // The rule files' extra sensitive globs, matched like `pathGlob` (root-relative inside
+        // the root, absolute outside).
+        let snap = self.policy.snapshot();
+        let set = snap.sensitive.as_ref()?;
+        let rel = abs.strip_prefix(self.jail.root()).unwrap_or(abs);
+        set.is_match(rel).then_some(PathClass::Sensitive)
+    }
+
+    /// The class of a path the jail could not resolve (`~/…`, a path outside): resolved
+    /// lexically against the home folder, so `~/.config/ground-link/token` is still own state.
+    fn class_of_unresolved(&self, p: &str) -> Option<PathClass> {
+        let abs = match (p.strip_prefix('~'), &self.home) {
+            (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
+                home.join(rest.trim_start_matches('/'))
+            }
+            (Some(_), _) => {
+                return crate::protect::sensitive_path(Path::new(p))
+                    .then_some(PathClass::Sensitive);
+            }
+            (None, _) => PathBuf::from(p),
+        };
+        let abs = crate::protect::normalize(&abs);
+        self.class_of(&abs)
+    }
+
+    /// The matcher this engine uses (for the exec namespace and the broad-root warning).
+    pub fn protection(&self) -> Option<&Arc<Protection>> {
+        self.jail.protection()
     }
 
     fn decide(&self, p: &Prepared, session: Option<&str>) -> Outcome {
@@ -494,7 +687,14 @@ impl Engine {
         } else {
             None
         };
-        let (status, output, truncated) = self.run_tool(prepared).await;
+        let safe = decision.risk == Risk::Safe;
+        let by_rule = decision.rule.is_some() && decision.decision == Verdict::Allow;
+        let grants = Grants {
+            git_safe: safe,
+            secrets_by_rule: by_rule,
+            network: outcome.network,
+        };
+        let (status, output, truncated) = self.run_tool(prepared, grants).await;
         drop(_turn);
 
         if !hooks.post_tool_use.is_empty() {
@@ -613,7 +813,73 @@ impl Engine {
         }
     }
 
-    async fn run_tool(&self, p: Prepared) -> (CallStatus, String, bool) {
+    /// The namespaces a command runs in (DESIGN §4): own state and the session's sockets
+    /// hidden in every mode; in `workspace-write` and `read-only` also secrets hidden (except
+    /// those this call was allowed to read by name), run-later files read-only, no network.
+    fn isolation(&self, p: &Prepared, grants: Grants) -> Option<crate::isolate::Isolation> {
+        if self.not_isolated.is_some() {
+            return None;
+        }
+        let prot = self.jail.protection()?;
+        let root = self.jail.root();
+        let confined = self.config.sandbox != SandboxMode::FullAccess;
+        let mut hide: Vec<PathBuf> = prot
+            .own_state()
+            .iter()
+            .filter(|o| o.exists())
+            .cloned()
+            .collect();
+        hide.extend(
+            crate::isolate::session_sockets()
+                .into_iter()
+                .filter(|s| s.exists()),
+        );
+        let mut read_only = Vec::new();
+        if confined {
+            // Secrets a rule naming them let through stay visible (the person wrote that rule
+            // on purpose); every other secret folder is covered, also after "allow once":
+            // the parsed paths are not all a program may open (`python3 -c …`).
+            let named: Vec<PathBuf> = p
+                .paths
+                .iter()
+                .filter(|f| grants.secrets_by_rule && f.sensitive_read())
+                .map(|f| {
+                    if Path::new(&f.rel).is_absolute() {
+                        PathBuf::from(&f.rel)
+                    } else {
+                        root.join(&f.rel)
+                    }
+                })
+                .collect();
+            hide.extend(
+                prot.hidden_in_exec()
+                    .into_iter()
+                    .filter(|h| !named.iter().any(|n| n.starts_with(h))),
+            );
+            read_only = prot.read_only_in_exec(root);
+        }
+        // Mounts follow symlinks, so decide on real paths: a `.aws` the model made into a link
+        // to `/` must not cover the root (or everything).
+        let real = |v: Vec<PathBuf>| -> Vec<PathBuf> {
+            v.into_iter()
+                .filter_map(|p| std::fs::canonicalize(p).ok())
+                .collect()
+        };
+        let mut hide = real(hide);
+        let mut read_only = real(read_only);
+        // A folder that holds the root cannot be covered without hiding the root itself.
+        hide.retain(|h| !root.starts_with(h));
+        read_only.retain(|r| !root.starts_with(r) && !hide.iter().any(|h| r.starts_with(h)));
+        hide.sort();
+        hide.dedup();
+        Some(crate::isolate::Isolation {
+            hide,
+            read_only,
+            network: !confined || self.config.network || grants.network,
+        })
+    }
+
+    async fn run_tool(&self, p: Prepared, grants: Grants) -> (CallStatus, String, bool) {
         if let ToolArgs::ExecCmd(a) = &p.args {
             let timeout = a
                 .timeout_sec
@@ -636,9 +902,17 @@ impl Engine {
                 confine_writes,
                 supervisor_exe: self.config.supervisor_exe.clone(),
                 max_output: exec::MAX_OUTPUT,
+                shell: self
+                    .shell
+                    .clone()
+                    .unwrap_or_else(|| PathBuf::from("/bin/sh")),
+                isolation: self.isolation(&p, grants),
+                git_safe: grants.git_safe,
+                pass_env: self.config.pass_env.clone(),
             };
             return match exec::run(request).await {
-                Ok(out) => {
+                Ok(mut out) => {
+                    out.not_isolated = self.not_isolated.clone();
                     let (text, truncated) = out.render();
                     let status = if out.timed_out {
                         CallStatus::Timeout
@@ -678,6 +952,37 @@ impl Engine {
     }
 }
 
+/// Entries a recursive-read check looks at before it gives up and asks.
+const TREE_SCAN_LIMIT: usize = 20_000;
+
+/// Whether a simple command reads whole trees: recursive flags, or programs that always do.
+fn reads_recursively(part: &crate::policy::classify::CommandPart) -> bool {
+    let Some(program) = part.effective.first() else {
+        return false;
+    };
+    let name = program.rsplit('/').next().unwrap_or(program);
+    if matches!(name, "rg" | "ag" | "ack" | "tar" | "zip" | "rsync" | "scp") {
+        return true;
+    }
+    // These list names (`ls -R`, `find`, `du`, `tree`) or read only what git tracks; no file's
+    // contents reach the model through them (programs they run are not safe anyway).
+    if matches!(name, "ls" | "find" | "du" | "tree" | "git") {
+        return false;
+    }
+    part.effective.iter().skip(1).any(|w| {
+        w == "--recursive"
+            || w == "-r"
+            || w == "-R"
+            || (w.starts_with('-')
+                && !w.starts_with("--")
+                && w.len() > 2
+                && w[1..].chars().all(|c| c.is_ascii_alphabetic())
+                && w.contains(['r', 'R']))
+            || w.starts_with("--directories=recurse")
+            || w == "-a" && name == "cp"
+    })
+}
+
 fn run_file_tool(jail: &Jail, args: &ToolArgs) -> Result<(String, bool), String> {
     let text = |r: Result<fs::ToolText, fs::FsError>| {
         r.map(|t| (t.text, t.truncated)).map_err(|e| e.to_string())
@@ -695,6 +1000,17 @@ fn run_file_tool(jail: &Jail, args: &ToolArgs) -> Result<(String, bool), String>
         ToolArgs::Grep(a) => found(search::grep(jail, a)),
         ToolArgs::ExecCmd(_) => Err("exec_cmd runs through the supervisor".to_string()),
     }
+}
+
+/// What the decision allowed beyond running the command.
+#[derive(Debug, Clone, Copy)]
+struct Grants {
+    /// Classified `safe`: git runs with config that cannot execute code.
+    git_safe: bool,
+    /// Allowed by a rule: secrets that rule names stay visible in the mount namespace.
+    secrets_by_rule: bool,
+    /// An allow rule with `"network": true` covers the command.
+    network: bool,
 }
 
 struct Record {

@@ -80,20 +80,10 @@ impl Resolved {
     }
 }
 
-/// Root-relative paths that stay read-only in `workspace-write`.
+/// Root-relative paths that stay read-only in `workspace-write`: the project half of the one
+/// matcher in [`crate::protect`].
 pub fn is_protected_rel(rel: &str) -> bool {
-    let parts: Vec<&str> = rel.split('/').collect();
-    if parts
-        .iter()
-        .any(|p| matches!(*p, ".git" | ".ground-link" | ".husky"))
-    {
-        return true;
-    }
-    let name = parts.last().copied().unwrap_or("");
-    if name == ".envrc" {
-        return true;
-    }
-    parts.len() >= 2 && parts[parts.len() - 2] == ".vscode" && name == "tasks.json"
+    crate::protect::project_protected(Path::new(rel))
 }
 
 #[derive(Debug)]
@@ -102,6 +92,9 @@ pub struct Jail {
     root_fd: OwnedFd,
     mode: SandboxMode,
     has_openat2: bool,
+    /// The one protected-path matcher, when the engine set one (tree walks consult it to
+    /// skip ground-link's own state and, unless named, secrets).
+    protection: Option<std::sync::Arc<crate::protect::Protection>>,
 }
 
 impl Jail {
@@ -130,7 +123,23 @@ impl Jail {
             root_fd,
             mode,
             has_openat2,
+            protection: None,
         })
+    }
+
+    /// Attach the protected-path matcher the engine decides with.
+    pub fn with_protection(mut self, protection: crate::protect::Protection) -> Jail {
+        self.protection = Some(std::sync::Arc::new(protection));
+        self
+    }
+
+    pub fn protection(&self) -> Option<&std::sync::Arc<crate::protect::Protection>> {
+        self.protection.as_ref()
+    }
+
+    /// The class of a resolved absolute path under this jail's matcher (`None` without one).
+    pub fn class(&self, abs: &Path) -> Option<crate::protect::PathClass> {
+        self.protection.as_ref()?.class(abs, &self.root)
     }
 
     /// The canonical root. Host path: for opening and for the tray, never for tool output.

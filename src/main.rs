@@ -159,6 +159,17 @@ enum AuditCommand {
 
 fn main() -> ExitCode {
     ground_link::supervisor::run_if_supervisor();
+    ground_link::isolate::run_probe_if_asked();
+    // A command the model runs must not drive ground-link itself (print the token, trust its
+    // own project rules): the engine marks every exec_cmd tree. The mount namespace hides the
+    // state these commands would touch anyway; this says so plainly.
+    if std::env::var_os(ground_link::tools::exec::IN_EXEC_ENV).is_some() {
+        eprintln!(
+            "ground-link: refusing to run inside exec_cmd (a command the model started); \
+             run ground-link yourself, in your own terminal"
+        );
+        return ExitCode::from(2);
+    }
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,
@@ -249,6 +260,12 @@ fn serve(args: ServeArgs) -> Result<ExitCode> {
         say!(out, "token: in {} (print it with `ground-link token`)", token.location.display());
         say!(out, "pair the extension: open its popup, paste the token, port {}", bound.addr().port());
         say!(out, "approvals: {}", match approval { Approval::Tty => "asked on this terminal", Approval::Deny => "every question is denied (--approval deny)", Approval::Allow => "EVERY question is approved (--approval allow, tests only)" });
+        if let Some(why) = engine.not_isolated() {
+            say!(out, "warning: exec_cmd cannot run in its own namespaces here ({why}); ground-link's own state, your secrets and the network would be within a command's reach, so every exec_cmd asks");
+        }
+        if let Some(w) = engine.broad_root_warning() {
+            say!(out, "warning: {w}");
+        }
         if let ground_link::tools::exec::Confinement::Unavailable(why) = engine.confinement() {
             say!(out, "warning: exec_cmd is not confined by the OS here ({why}); every command counts as dangerous");
         }
@@ -305,7 +322,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let mut config = engine_config(&common.dir, common.sandbox, common.mode)?;
             config.audit = false;
             let engine = Engine::new(config, Arc::new(DenyApprover { reason: None }))?;
-            println!("{}", serde_json::to_string(&engine.check(&request))?);
+            let mut out = serde_json::to_value(engine.check(&request))?;
+            if let (Some(class), Some(obj)) = (engine.path_class(&request), out.as_object_mut()) {
+                obj.insert("pathClass".into(), class.as_str().into());
+            }
+            println!("{}", serde_json::to_string(&out)?);
             Ok(ExitCode::SUCCESS)
         }
         Command::Call {

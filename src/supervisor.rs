@@ -19,8 +19,10 @@
 //!    supervisor is not. With Landlock ABI ≥ 6 the domain is also signal-scoped: the command
 //!    cannot signal (let alone kill) its supervisor, the engine, or any other process outside
 //!    its own tree;
-//! 5. runs `/bin/sh -c COMMAND` in the sandbox root, in a new process group, stdin `/dev/null`,
-//!    stdout and stderr inherited (the engine's pipes);
+//! 5. runs `bash --noprofile --norc -c COMMAND` in the sandbox root, in a new process group,
+//!    stdin `/dev/null`, stdout and stderr inherited (the engine's pipes); when asked, the child
+//!    first enters its own user, mount and network namespaces ([`crate::isolate`]) and only
+//!    then applies Landlock (which forbids mounting afterwards);
 //! 6. waits for `sh` to exit, the deadline, SIGTERM/SIGINT/SIGHUP (cancel), the engine's death
 //!    (EOF on the socket, or the parent-death signal once the engine process — not merely the
 //!    thread that spawned us — is gone);
@@ -98,6 +100,11 @@ pub(crate) struct Request {
     pub timeout_ms: u64,
     /// `None`: no Landlock. `Some(roots)`: writes only beneath these roots and the temp dirs.
     pub confine_writes: Option<Vec<PathBuf>>,
+    /// The shell: `bash`, run as `bash --noprofile --norc -c` (the dialect the classifier
+    /// models); any other shell gets only `-c`.
+    pub shell: PathBuf,
+    /// Namespaces to enter before Landlock (see [`crate::isolate`]); `None`: none.
+    pub isolation: Option<crate::isolate::Isolation>,
 }
 
 /// The supervisor's last word, one JSON line on the socket, written after every descendant is
@@ -248,6 +255,12 @@ impl Setup {
             };
         }
         let (ruleset, confinement) = match &request.confine_writes {
+            // full-access: writes are not confined, but a command in namespaces still may not
+            // reach the session's abstract sockets (D-Bus, X11) where the kernel can say so.
+            None if request.isolation.is_some() => match socket_scope_only() {
+                Ok(ruleset) => (ruleset, Confinement::NotRequested),
+                Err(error) => return Report::Failed { error },
+            },
             None => (None, Confinement::NotRequested),
             Some(roots) => match prepare_landlock(roots) {
                 Ok(prepared) => prepared,
@@ -687,9 +700,13 @@ fn build_ruleset(plan: &LandlockPlan, roots: &[PathBuf]) -> Result<RulesetCreate
         .handle_access(write)
         .map_err(|e| fail("handled accesses", &e))?;
     if plan.scope_signal {
+        // Same ABI (6): no signals out of the domain, and no abstract Unix sockets outside
+        // it (the session bus, X11, an agent's control socket).
         ruleset = ruleset
             .scope(Scope::Signal)
-            .map_err(|e| fail("signal scope", &e))?;
+            .map_err(|e| fail("signal scope", &e))?
+            .scope(Scope::AbstractUnixSocket)
+            .map_err(|e| fail("abstract unix socket scope", &e))?;
     }
     let mut created = ruleset.create().map_err(|e| fail("create", &e))?;
     let required = roots.iter().map(|r| (r.as_path(), true));
@@ -716,6 +733,23 @@ fn build_ruleset(plan: &LandlockPlan, roots: &[PathBuf]) -> Result<RulesetCreate
             .map_err(|e| fail(&path.display().to_string(), &e))?;
     }
     Ok(created)
+}
+
+/// A ruleset that only scopes abstract Unix sockets (Landlock ABI 6+), for commands whose
+/// writes are not confined; `None` on older kernels (the network namespace, when there is one,
+/// separates abstract sockets anyway).
+fn socket_scope_only() -> Result<Option<RulesetCreated>, String> {
+    match kernel_landlock_abi() {
+        Ok(abi) if abi >= 6 => Ruleset::default()
+            .set_compatibility(CompatLevel::HardRequirement)
+            .scope(Scope::AbstractUnixSocket)
+            .and_then(|r| r.create())
+            .map(Some)
+            .map_err(|e| {
+                format!("could not set up the abstract-socket scope ({e}); the command was not run")
+            }),
+        _ => Ok(None),
+    }
 }
 
 fn is_dir(fd: &PathFd) -> bool {
@@ -765,12 +799,18 @@ pub(crate) fn probe_confinement() -> Confinement {
     }
 }
 
-/// Spawns `/bin/sh -c COMMAND`, applying `ruleset` in the child right before `exec`.
+/// Spawns the shell, entering the namespaces and then applying `ruleset` in the child right
+/// before `exec`.
 fn spawn_shell(request: &Request, ruleset: Option<RulesetCreated>) -> Result<Pid, String> {
-    let mut command = Command::new("/bin/sh");
+    let mut command = Command::new(&request.shell);
+    if request.shell.file_name() == Some(OsStr::new("bash")) {
+        command.arg("--noprofile").arg("--norc");
+    }
     command
         .arg("-c")
         .arg(&request.command)
+        .env_remove("BASH_ENV")
+        .env_remove("ENV")
         .current_dir(&request.cwd)
         .stdin(Stdio::null())
         .process_group(0);
@@ -778,6 +818,9 @@ fn spawn_shell(request: &Request, ruleset: Option<RulesetCreated>) -> Result<Pid
     let (err_rx, err_tx) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
         .map_err(|e| format!("supervisor: could not create a pipe: {e}"))?;
     let mut slot = ruleset;
+    let isolation = request.isolation.clone();
+    let uid = rustix::process::getuid().as_raw();
+    let gid = rustix::process::getgid().as_raw();
     // SAFETY: the supervisor is single-threaded, so allocating in the forked child cannot
     // deadlock on a lock held by another thread; the closure only changes the child's own
     // signal mask and Landlock domain, and writes to a pipe it owns.
@@ -786,6 +829,13 @@ fn spawn_shell(request: &Request, ruleset: Option<RulesetCreated>) -> Result<Pid
             // posix_spawn would hand our blocked-signal mask to `sh` (std does not reset it),
             // and a shell with SIGTERM blocked ignores `kill`.
             sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None)?;
+            if let Some(iso) = &isolation {
+                if let Err(e) = crate::isolate::enter(iso, uid, gid) {
+                    let error = format!("namespaces: {e}");
+                    let _ = rustix::io::write(&err_tx, error.as_bytes());
+                    return Err(std::io::Error::from_raw_os_error(nix::libc::EPERM));
+                }
+            }
             let Some(ruleset) = slot.take() else {
                 return Ok(());
             };
@@ -809,12 +859,13 @@ fn spawn_shell(request: &Request, ruleset: Option<RulesetCreated>) -> Result<Pid
             let n = rustix::io::read(&err_rx, &mut buf).unwrap_or(0);
             if n > 0 {
                 Err(format!(
-                    "could not apply the Landlock sandbox ({}); the command was not run",
+                    "could not set up the sandbox ({}); the command was not run",
                     String::from_utf8_lossy(&buf[..n])
                 ))
             } else {
                 Err(format!(
-                    "could not start /bin/sh in {}: {e}",
+                    "could not start {} in {}: {e}",
+                    request.shell.display(),
                     request.cwd.display()
                 ))
             }

@@ -300,6 +300,7 @@ fn engine_death_kills_the_tree() {
             "cwd": dir.path(),
             "timeoutMs": 60_000,
             "confineWrites": null,
+            "shell": "/bin/bash",
         });
         (&ours)
             .write_all(format!("{request}\n").as_bytes())

@@ -171,7 +171,7 @@ pub fn view(policy: &Policy, jail: &Jail, layer: Layer) -> Result<RuleFileView, 
     policy.reload();
     let text = read_text(policy, jail, layer)?;
     let state = layer_state(policy, layer);
-    let parsed: Option<PermissionFile> = text.as_deref().and_then(|t| serde_json::from_str(t).ok());
+    let parsed: Option<PermissionFile> = text.as_deref().and_then(super::layers::wire_file);
     let mut view = RuleFileView {
         layer,
         path: shown_path(policy, layer),

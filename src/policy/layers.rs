@@ -48,6 +48,8 @@ pub struct LayerState {
     pub error: Option<String>,
     /// Broken with no good version to fall back on.
     pub degraded: bool,
+    /// Extra `"sensitive"` path globs this file adds to the built-in secret table.
+    pub sensitive: Vec<String>,
 }
 
 impl LayerState {
@@ -60,6 +62,7 @@ impl LayerState {
             content: None,
             error: None,
             degraded: false,
+            sensitive: Vec::new(),
         }
     }
 }
@@ -77,6 +80,8 @@ pub struct Snapshot {
     pub ask: RuleIndex,
     /// Allow rules of the managed and global layers, and of the project while it is trusted.
     pub allow: RuleIndex,
+    /// Every layer's extra sensitive globs, compiled once (`None` when there are none).
+    pub sensitive: Option<globset::GlobSet>,
 }
 
 impl Snapshot {
@@ -101,7 +106,25 @@ impl Snapshot {
         let deny = pick(RuleAction::Deny, true);
         let ask = pick(RuleAction::Ask, true);
         let allow = pick(RuleAction::Allow, project_trusted);
+        let mut set = globset::GlobSetBuilder::new();
+        let mut any = false;
+        for glob in managed
+            .sensitive
+            .iter()
+            .chain(&global.sensitive)
+            .chain(&project.sensitive)
+        {
+            if let Ok(g) = globset::GlobBuilder::new(glob)
+                .literal_separator(true)
+                .build()
+            {
+                set.add(g);
+                any = true;
+            }
+        }
+        let sensitive = if any { set.build().ok() } else { None };
         Snapshot {
+            sensitive,
             managed,
             global,
             project,
@@ -162,8 +185,16 @@ impl Snapshot {
 
 /// Parse and validate one permission file.
 pub fn parse_file(text: &str, layer: Layer) -> Result<(Vec<CompiledRule>, Hooks), String> {
-    let file: PermissionFile =
+    let mut value: serde_json::Value =
         serde_json::from_str(text).map_err(|e| format!("invalid permission file: {e}"))?;
+    let network = take_network_flags(&mut value)?;
+    // Checked here so a bad glob makes the file fail to load (and keep its last good version).
+    if let Some(obj) = value.as_object_mut() {
+        obj.remove("sensitive");
+    }
+    sensitive_globs(text)?;
+    let file: PermissionFile =
+        serde_json::from_value(value).map_err(|e| format!("invalid permission file: {e}"))?;
     if file.version != 1 {
         return Err(format!(
             "unsupported \"version\": {}; this ground-link reads version 1",
@@ -171,8 +202,18 @@ pub fn parse_file(text: &str, layer: Layer) -> Result<(Vec<CompiledRule>, Hooks)
         ));
     }
     let mut rules = Vec::new();
-    for rule in file.rules {
-        rules.push(CompiledRule::compile(rule, layer).map_err(|e| e.to_string())?);
+    for (i, rule) in file.rules.into_iter().enumerate() {
+        let mut compiled = CompiledRule::compile(rule, layer).map_err(|e| e.to_string())?;
+        if network.get(i).copied().unwrap_or(false) {
+            if compiled.action() != RuleAction::Allow || compiled.rule.tool != "exec_cmd" {
+                return Err(format!(
+                    "rule {:?}: \"network\": true only means something on an allow rule for exec_cmd",
+                    compiled.id()
+                ));
+            }
+            compiled.network = true;
+        }
+        rules.push(compiled);
     }
     for (list, action) in [
         (&file.allow, RuleAction::Allow),
@@ -215,6 +256,61 @@ pub fn parse_file(text: &str, layer: Layer) -> Result<(Vec<CompiledRule>, Hooks)
         }
     }
     Ok((rules, file.hooks))
+}
+
+/// The file as the wire type sees it: without the engine-only extensions (`"sensitive"`,
+/// a rule's `"network"`), so the settings window can show a file that uses them.
+pub fn wire_file(text: &str) -> Option<PermissionFile> {
+    let mut value: Value = serde_json::from_str(text).ok()?;
+    take_network_flags(&mut value).ok()?;
+    value.as_object_mut()?.remove("sensitive");
+    serde_json::from_value(value).ok()
+}
+
+/// The file's `"sensitive": ["glob", …]`: paths (root-relative, as `pathGlob`) that count as
+/// secrets on top of the built-in table. Any layer may add them, trusted or not: a secret more
+/// only makes ground-link stricter.
+pub fn sensitive_globs(text: &str) -> Result<Vec<String>, String> {
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| format!("invalid permission file: {e}"))?;
+    let Some(list) = value.get("sensitive") else {
+        return Ok(Vec::new());
+    };
+    let items = list
+        .as_array()
+        .ok_or("invalid permission file: \"sensitive\" must be a list of path globs")?;
+    let mut out = Vec::new();
+    for item in items {
+        let glob = item
+            .as_str()
+            .ok_or("invalid permission file: \"sensitive\" must be a list of path globs")?;
+        globset::Glob::new(glob)
+            .map_err(|e| format!("invalid permission file: sensitive glob {glob:?}: {e}"))?;
+        out.push(glob.to_string());
+    }
+    Ok(out)
+}
+
+/// Takes each rule's optional `"network": true` out of the file (the wire type `Rule` has no
+/// such field, so the settings window and the extension keep their shape), by rule position.
+fn take_network_flags(value: &mut serde_json::Value) -> Result<Vec<bool>, String> {
+    let Some(rules) = value.get_mut("rules").and_then(|r| r.as_array_mut()) else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::with_capacity(rules.len());
+    for rule in rules {
+        let flag = match rule.as_object_mut().and_then(|o| o.remove("network")) {
+            None => false,
+            Some(serde_json::Value::Bool(b)) => b,
+            Some(other) => {
+                return Err(format!(
+                    "invalid permission file: \"network\" must be true or false, not {other}"
+                ));
+            }
+        };
+        out.push(flag);
+    }
+    Ok(out)
 }
 
 /// The permission engine's view of the rule files, kept current.
@@ -587,6 +683,7 @@ fn next_layer(old: &LayerState, read: FileRead) -> LayerState {
                 path: old.path.clone(),
                 rules,
                 hooks,
+                sensitive: sensitive_globs(&text).unwrap_or_default(),
                 content: Some(text),
                 error: None,
                 degraded: false,

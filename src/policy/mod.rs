@@ -12,10 +12,22 @@ pub mod rules;
 use crate::policy::classify::CommandAnalysis;
 use crate::policy::layers::Snapshot;
 use crate::policy::rules::{CompiledRule, Subject};
+use crate::protect::{PathClass, Protection, glob_names_a_file};
 use crate::protocol::{
     ApprovalMode, Decision, Layer, Risk, RuleAction, RuleRef, SandboxMode, Scope, Step, StepKind,
     ToolName, Verdict,
 };
+
+impl PathFact {
+    pub fn protected(&self) -> bool {
+        self.class == Some(PathClass::Protected)
+    }
+
+    /// A read (not a write) of a file that looks like a secret.
+    pub fn sensitive_read(&self) -> bool {
+        self.class == Some(PathClass::Sensitive) && !self.write
+    }
+}
 
 /// A path the call touches, after the jail resolved it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,7 +37,9 @@ pub struct PathFact {
     /// Root-relative (absolute when outside, which only `full-access` lets through).
     pub rel: String,
     pub inside: bool,
-    pub protected: bool,
+    /// Own state, protected (run-later) or sensitive, from the one matcher
+    /// ([`crate::protect`]); `None` for an ordinary path.
+    pub class: Option<PathClass>,
     /// The call would write it.
     pub write: bool,
     /// A path argument inside an `exec_cmd` command line (as opposed to a tool argument).
@@ -44,12 +58,15 @@ pub struct CallFacts<'a> {
 }
 
 #[derive(Debug, Clone, Copy)]
-pub struct PolicySettings {
+pub struct PolicySettings<'a> {
     pub sandbox: SandboxMode,
     pub mode: ApprovalMode,
     /// Whether `exec_cmd` writes are confined by the OS (Landlock). Without it every command
     /// is `dangerous` in `workspace-write`.
     pub exec_confined: bool,
+    /// Why every `exec_cmd` must be asked about here (no namespaces to hide ground-link's
+    /// state and secrets, or no bash), if it must.
+    pub exec_must_ask: Option<&'a str>,
 }
 
 /// The decision plus what the approval dialog may offer.
@@ -58,6 +75,9 @@ pub struct Outcome {
     pub decision: Decision,
     /// Scoped answers that make sense (a protected path in `full-access` only offers `once`).
     pub scopes: Vec<Scope>,
+    /// An allow rule from a layer whose allow rules apply covers the call with
+    /// `"network": true`.
+    pub network: bool,
 }
 
 struct Trace {
@@ -95,6 +115,7 @@ impl Trace {
                 steps: self.steps,
             },
             scopes,
+            network: false,
         }
     }
 }
@@ -117,13 +138,17 @@ fn rule_reason(r: &CompiledRule, verb: &str) -> String {
 
 /// The risk of a call before rules: the tool's own, the command's for `exec_cmd`, raised for
 /// paths outside the root and for unconfined commands.
-pub fn risk_of(facts: &CallFacts<'_>, base: Risk, settings: &PolicySettings) -> Risk {
+pub fn risk_of(facts: &CallFacts<'_>, base: Risk, settings: &PolicySettings<'_>) -> Risk {
     let mut risk = match facts.analysis {
         Some(a) => a.risk,
         None => base,
     };
     if facts.paths.iter().any(|p| !p.inside) {
         risk = risk.max(Risk::Moderate);
+    }
+    // A secret read goes into a chat on someone else's server: never safe, never auto.
+    if facts.paths.iter().any(PathFact::sensitive_read) {
+        risk = Risk::Dangerous;
     }
     if facts.tool == ToolName::ExecCmd
         && settings.sandbox == SandboxMode::WorkspaceWrite
@@ -140,7 +165,28 @@ pub fn decide(
     base: Risk,
     snap: &Snapshot,
     grants: &[CompiledRule],
-    settings: &PolicySettings,
+    settings: &PolicySettings<'_>,
+) -> Outcome {
+    let mut out = decide_inner(facts, base, snap, grants, settings);
+    if facts.tool == ToolName::ExecCmd && out.decision.decision == Verdict::Allow {
+        let rel_paths: Vec<String> = facts.paths.iter().map(|p| p.rel.clone()).collect();
+        let subject = Subject {
+            tool: facts.tool,
+            paths: &rel_paths,
+            parts: facts.analysis.map(|a| a.parts.as_slice()).unwrap_or(&[]),
+            parsed: facts.analysis.is_none_or(|a| a.parse_error.is_none()),
+        };
+        out.network = snap.allow.grants_network(&subject);
+    }
+    out
+}
+
+fn decide_inner(
+    facts: &CallFacts<'_>,
+    base: Risk,
+    snap: &Snapshot,
+    grants: &[CompiledRule],
+    settings: &PolicySettings<'_>,
 ) -> Outcome {
     let risk = risk_of(facts, base, settings);
     let mut t = Trace { steps: Vec::new() };
@@ -162,6 +208,23 @@ pub fn decide(
             Verdict::Deny,
             Risk::Dangerous,
             format!("catastrophic command: {why}; this is never allowed"),
+            None,
+            vec![],
+        );
+    }
+
+    // ground-link's own state, in every mode and whatever the answer (DESIGN §4): checked
+    // before the jail so that full-access and a root holding the config change nothing.
+    if let Some(p) = facts
+        .paths
+        .iter()
+        .find(|p| p.class == Some(PathClass::OwnState))
+    {
+        return t.end(
+            StepKind::Protected,
+            Verdict::Deny,
+            Risk::Dangerous,
+            Protection::own_state_reason(&p.shown),
             None,
             vec![],
         );
@@ -214,7 +277,14 @@ pub fn decide(
         format!("sandbox mode {}", settings.sandbox.as_str()),
     );
     let mut force_ask = false;
-    if let Some(p) = facts.paths.iter().find(|p| p.write && p.protected) {
+    let mut force_why =
+        "a protected path is written: no rule, grant or mode skips the question".to_string();
+    if let (ToolName::ExecCmd, Some(why)) = (facts.tool, settings.exec_must_ask) {
+        force_ask = true;
+        force_why = format!("every exec_cmd asks here: {why}");
+        t.pass(StepKind::Sandbox, force_why.clone());
+    }
+    if let Some(p) = facts.paths.iter().find(|p| p.write && p.protected()) {
         if settings.sandbox != SandboxMode::FullAccess {
             return t.end(
                 StepKind::Protected,
@@ -230,6 +300,8 @@ pub fn decide(
             );
         }
         force_ask = true;
+        force_why =
+            "a protected path is written: no rule, grant or mode skips the question".to_string();
         t.pass(
             StepKind::Protected,
             format!(
@@ -260,7 +332,10 @@ pub fn decide(
         );
     }
     // 6. Ask rules.
-    let scopes = if force_ask {
+    let secret = facts.paths.iter().find(|p| p.sensitive_read());
+    // A secret is opened by a rule that names it, which the person writes on purpose; the
+    // dialog's scoped answers would propose folder-wide rules, so it offers only "once".
+    let scopes = if force_ask || secret.is_some() {
         vec![Scope::Once]
     } else {
         all_scopes()
@@ -283,7 +358,7 @@ pub fn decide(
             StepKind::Protected,
             Verdict::Ask,
             risk,
-            "a protected path is written: no rule, grant or mode skips the question".to_string(),
+            force_why,
             None,
             scopes,
         );
@@ -313,6 +388,50 @@ pub fn decide(
         StepKind::Classify,
         format!("{}: {why_not_safe}", risk.as_str()),
     );
+
+    // A secret is read only by a rule whose path glob names the file, or by "allow once".
+    if let Some(p) = secret {
+        let naming = |r: &&CompiledRule| {
+            r.rule
+                .matches
+                .path_glob
+                .as_deref()
+                .is_some_and(glob_names_a_file)
+        };
+        let by_rule = snap
+            .allow
+            .first_covering_all(&subject)
+            .filter(naming)
+            .or_else(|| {
+                grants
+                    .iter()
+                    .filter(|r| r.covers_all(&subject))
+                    .find(naming)
+            });
+        if let Some(r) = by_rule {
+            return t.end(
+                StepKind::AllowRule,
+                Verdict::Allow,
+                risk,
+                rule_reason(r, "allowed (a rule names this secret)"),
+                Some(rule_ref(r)),
+                scopes,
+            );
+        }
+        return t.end(
+            StepKind::Default,
+            Verdict::Ask,
+            risk,
+            format!(
+                "this looks like a secret: {:?} is in the sensitive class (keys, credentials, \
+                 .env files); reading it sends it to the model, so only the person or a rule \
+                 naming the file allows it",
+                p.shown
+            ),
+            None,
+            scopes,
+        );
+    }
 
     // A command that reads outside the root is never waved through by a rule, grant or mode.
     let reads_outside = facts.paths.iter().any(|p| p.from_command && !p.inside);

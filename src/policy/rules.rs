@@ -38,6 +38,9 @@ pub struct CompiledRule {
     tool: Option<ToolName>,
     prefix: Option<Vec<String>>,
     glob: Option<(Glob, GlobMatcher)>,
+    /// `"network": true` in the file: an `exec_cmd` this allow rule covers keeps the network
+    /// in `workspace-write` (DESIGN §4). Only counted from the layers whose allow rules apply.
+    pub network: bool,
 }
 
 /// What a call looks like to the rules.
@@ -96,6 +99,7 @@ impl CompiledRule {
             }
         };
         let compiled = CompiledRule {
+            network: false,
             rule,
             layer,
             tool,
@@ -322,6 +326,11 @@ impl RuleIndex {
 
     /// Allow: the first rule that covers every part and path. Such a rule must cover the first
     /// part and the first path, so those alone pick the candidates.
+    /// Whether an allow rule that covers the whole call grants it the network.
+    pub fn grants_network(&self, s: &Subject<'_>) -> bool {
+        self.rules.iter().any(|r| r.network && r.covers_all(s))
+    }
+
     pub fn first_covering_all(&self, s: &Subject<'_>) -> Option<&CompiledRule> {
         let words: Vec<&str> = s
             .parts

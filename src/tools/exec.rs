@@ -1,9 +1,19 @@
-//! `exec_cmd` (DESIGN §3, §4): `sh -c COMMAND` in the sandbox root under a per-call supervisor.
+//! `exec_cmd` (DESIGN §3, §4, §5.2): `bash --noprofile --norc -c COMMAND` in the sandbox root
+//! under a per-call supervisor.
 //!
 //! Guarantees:
-//! - The command runs as `/bin/sh -c COMMAND` with the given directory as cwd, stdin `/dev/null`,
-//!   no controlling terminal, and the engine's environment minus any `GROUND_LINK*TOKEN*`
-//!   variable (the bridge token must never reach a command the model wrote).
+//! - The command runs as `bash --noprofile --norc -c COMMAND` (the dialect the classifier
+//!   models; never `sh`, which is dash on Debian) with `BASH_ENV` and `ENV` unset, the given
+//!   directory as cwd, stdin `/dev/null` and no controlling terminal.
+//! - Its environment is the engine's minus every variable that looks like a secret
+//!   ([`is_secret_env`]: `*TOKEN*`, `*SECRET*`, `*KEY*`, `*PASSWORD*`, cloud credentials…)
+//!   unless [`ExecRequest::pass_env`] names it, and minus the handles on the person's session
+//!   (`DISPLAY`, `XAUTHORITY`, `WAYLAND_DISPLAY`, `DBUS_SESSION_BUS_ADDRESS`, `SSH_AUTH_SOCK`).
+//! - A command the engine classified `safe` that runs git gets git config (environment
+//!   overrides, which win over every config file) that cannot run code: see [`SAFE_GIT_CONFIG`].
+//! - With [`ExecRequest::isolation`], the command runs in its own namespaces
+//!   ([`crate::isolate`]): own state and secrets hidden, run-later files read-only, and no
+//!   network unless granted.
 //! - Nothing the command started outlives the call: on a normal exit, on the timeout (default
 //!   60 s), on cancel (dropping the [`run`] future) and on the engine's death, the supervisor
 //!   kills the whole process tree — `setsid` and double-forked children included — within about
@@ -68,6 +78,15 @@ pub struct ExecRequest {
     pub supervisor_exe: PathBuf,
     /// Cap on stdout and stderr together, in bytes.
     pub max_output: usize,
+    /// The shell (bash, found by [`find_bash`]).
+    pub shell: PathBuf,
+    /// Namespaces for the command; `None` runs it in the engine's own (only where they are
+    /// unavailable, and then the engine has asked the person).
+    pub isolation: Option<crate::isolate::Isolation>,
+    /// The command was classified `safe`: run git with config that cannot execute code.
+    pub git_safe: bool,
+    /// Secret-looking variables the person chose to pass on anyway (a setting).
+    pub pass_env: Vec<String>,
 }
 
 impl ExecRequest {
@@ -84,9 +103,73 @@ impl ExecRequest {
             confine_writes: None,
             supervisor_exe: supervisor_exe.into(),
             max_output: MAX_OUTPUT,
+            shell: find_bash().unwrap_or_else(|| PathBuf::from("/bin/bash")),
+            isolation: None,
+            git_safe: false,
+            pass_env: Vec::new(),
         }
     }
 }
+
+/// Where bash is, or `None` (then the engine asks before every command, and says why).
+pub fn find_bash() -> Option<PathBuf> {
+    ["/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+}
+
+/// Git config for commands classified `safe` (DESIGN §5.2 "git reads stay reads"), passed as
+/// `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n`, which git applies after every
+/// config file, so the repository's own `.git/config` cannot override them.
+pub const SAFE_GIT_CONFIG: &[(&str, &str)] = &[
+    // A committed bare-style directory is not a repository unless named with --git-dir.
+    ("safe.bareRepository", "explicit"),
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", "/dev/null"),
+    ("core.pager", "cat"),
+    // Attributes pick textconv, diff and filter drivers; the global file is the person's,
+    // but a read must not run any driver at all.
+    ("core.attributesFile", "/dev/null"),
+    ("log.showSignature", "false"),
+    // Not executable: signature checks fail instead of running a program.
+    ("gpg.program", "/dev/null"),
+    ("gpg.ssh.program", "/dev/null"),
+    ("gpg.x509.program", "/dev/null"),
+    // An empty value resets the list of credential helpers.
+    ("credential.helper", ""),
+    ("protocol.allow", "never"),
+];
+
+/// Other environment for safe git: no pager, no external diff, and attributes read from the
+/// empty tree instead of the work tree's `.gitattributes` (which the model can write), so no
+/// `textconv`, `filter.*.clean/smudge/process` or `diff.<driver>.command` is ever selected.
+const SAFE_GIT_ENV: &[(&str, &str)] = &[
+    ("GIT_PAGER", "cat"),
+    ("PAGER", "cat"),
+    (
+        "GIT_ATTR_SOURCE",
+        "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+    ),
+];
+
+/// The person's session: a command that holds these can talk to the desktop, the session bus
+/// (and through it the keyring and ground-link's own app) or the ssh agent.
+const SESSION_ENV: &[&str] = &[
+    "DISPLAY",
+    "XAUTHORITY",
+    "WAYLAND_DISPLAY",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "SSH_AUTH_SOCK",
+    "GPG_AGENT_INFO",
+    // Start-up files bash or sh would source, and a diff program git would run.
+    "BASH_ENV",
+    "ENV",
+    "GIT_EXTERNAL_DIFF",
+];
+
+/// Marks a process tree as started by `exec_cmd`: `ground-link` refuses to act under it.
+pub const IN_EXEC_ENV: &str = "GROUND_LINK_IN_EXEC";
 
 /// How the command's writes were confined.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -120,6 +203,10 @@ pub struct ExecOutcome {
     pub timeout: Duration,
     /// Processes the supervisor could not kill (stuck in the kernel, or setuid); normally 0.
     pub leftover_processes: usize,
+    /// The command ran in a network namespace with only `lo`.
+    pub network_off: bool,
+    /// Set by the engine when namespaces were unavailable: why.
+    pub not_isolated: Option<String>,
 }
 
 impl ExecOutcome {
@@ -153,6 +240,19 @@ impl ExecOutcome {
                 text,
                 "[warning: {} process(es) started by the command could not be killed]",
                 self.leftover_processes
+            );
+        }
+        if self.network_off && self.exit_code.is_some_and(|c| c != 0) {
+            text.push_str(
+                "[network: off — the command ran without network access; if it needed the \
+                 network, ask the person to allow it]\n",
+            );
+        }
+        if let Some(why) = &self.not_isolated {
+            let _ = writeln!(
+                text,
+                "[warning: the command was not isolated ({why}): ground-link's own state, \
+                 secrets and the network were within its reach]"
             );
         }
         if let Confinement::Unavailable(why) = &self.confinement {
@@ -255,8 +355,20 @@ pub async fn run(req: ExecRequest) -> Result<ExecOutcome, ExecError> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     for (name, _) in std::env::vars_os() {
-        if is_secret_env(&name) {
+        let passed = req.pass_env.iter().any(|p| OsStr::new(p) == name);
+        if (is_secret_env(&name) && !passed) || SESSION_ENV.iter().any(|s| OsStr::new(s) == name) {
             command.env_remove(name);
+        }
+    }
+    command.env(IN_EXEC_ENV, "1");
+    if req.git_safe {
+        command.env("GIT_CONFIG_COUNT", SAFE_GIT_CONFIG.len().to_string());
+        for (i, (key, value)) in SAFE_GIT_CONFIG.iter().enumerate() {
+            command.env(format!("GIT_CONFIG_KEY_{i}"), key);
+            command.env(format!("GIT_CONFIG_VALUE_{i}"), value);
+        }
+        for (key, value) in SAFE_GIT_ENV {
+            command.env(key, value);
         }
     }
     let child = command.spawn().map_err(|source| ExecError::Spawn {
@@ -343,6 +455,8 @@ pub async fn run(req: ExecRequest) -> Result<ExecOutcome, ExecError> {
             duration,
             timeout: req.timeout,
             leftover_processes: leftover,
+            network_off: req.isolation.as_ref().is_some_and(|i| !i.network),
+            not_isolated: None,
         }),
         Some(Report::Failed { error }) => Err(ExecError::Supervisor(error)),
         None => Err(ExecError::SupervisorDied {
@@ -390,6 +504,8 @@ fn encode_request(req: &ExecRequest) -> Result<Vec<u8>, ExecError> {
             .unwrap_or(u64::MAX)
             .max(1),
         confine_writes: req.confine_writes.clone(),
+        shell: req.shell.clone(),
+        isolation: req.isolation.clone(),
     };
     let mut line = serde_json::to_vec(&request).map_err(|e| ExecError::Io {
         what: "encode the supervisor request",
@@ -399,10 +515,39 @@ fn encode_request(req: &ExecRequest) -> Result<Vec<u8>, ExecError> {
     Ok(line)
 }
 
-/// The bridge token, should it ever be put in the environment, must not reach the command.
-fn is_secret_env(name: &OsStr) -> bool {
+/// Variables that look like secrets (DESIGN §5.2): the command's output goes to a model on
+/// someone else's server, and `echo $GITHUB_TOKEN` needs no file.
+pub fn is_secret_env(name: &OsStr) -> bool {
     let name = name.to_string_lossy().to_ascii_uppercase();
-    name.starts_with("GROUND_LINK") && name.contains("TOKEN")
+    const PARTS: &[&str] = &[
+        "TOKEN",
+        "SECRET",
+        "KEY",
+        "PASSWORD",
+        "PASSWD",
+        "PASSPHRASE",
+        "CREDENTIAL",
+        "AUTH",
+        "COOKIE",
+        "SESSION_ID",
+        "DATABASE_URL",
+    ];
+    const PREFIXES: &[&str] = &[
+        "AWS_",
+        "AZURE_",
+        "ARM_",
+        "GOOGLE_",
+        "GCP_",
+        "GCLOUD_",
+        "CLOUDSDK_",
+        "DIGITALOCEAN_",
+        "HCLOUD_",
+        "OS_",
+        "VAULT_",
+    ];
+    PARTS.iter().any(|p| name.contains(p))
+        || PREFIXES.iter().any(|p| name.starts_with(p))
+        || name.ends_with("_DSN")
 }
 
 /// Reads whatever the (exited) supervisor left on the socket; the last line is its report.
@@ -594,8 +739,18 @@ mod tests {
             ("GROUND_LINK_TOKEN", true),
             ("ground_link_bridge_token", true),
             ("GROUND_LINK_DIR", false),
-            ("TOKEN", false),
-            ("GITHUB_TOKEN", false),
+            ("TOKEN", true),
+            ("GITHUB_TOKEN", true),
+            ("AWS_ACCESS_KEY_ID", true),
+            ("AZURE_CLIENT_ID", true),
+            ("GOOGLE_APPLICATION_CREDENTIALS", true),
+            ("PGPASSWORD", true),
+            ("OPENAI_API_KEY", true),
+            ("SENTRY_DSN", true),
+            ("PATH", false),
+            ("HOME", false),
+            ("LANG", false),
+            ("CARGO_TARGET_DIR", false),
         ];
         for (name, secret) in cases {
             assert_eq!(is_secret_env(OsStr::new(name)), secret, "{name}");
@@ -616,13 +771,23 @@ mod tests {
             duration: Duration::from_millis(5),
             timeout: DEFAULT_TIMEOUT,
             leftover_processes: 0,
+            network_off: false,
+            not_isolated: None,
         };
         let with = |f: &dyn Fn(&mut ExecOutcome)| {
             let mut o = base.clone();
             f(&mut o);
             o.render().0
         };
-        let cases: [(String, &str); 6] = [
+        let cases: [(String, &str); 8] = [
+            (
+                with(&|o| {
+                    o.network_off = true;
+                    o.exit_code = Some(7);
+                }),
+                "out\n[exit code: 7]\n[network: off — the command ran without network access; if it needed the network, ask the person to allow it]\n",
+            ),
+            (with(&|o| o.network_off = true), "out\n[exit code: 0]\n"),
             (with(&|_| {}), "out\n[exit code: 0]\n"),
             (
                 with(&|o| {

@@ -163,6 +163,13 @@ pub fn list_dir(jail: &Jail, args: &ListDirArgs) -> Result<ToolText, FsError> {
         .parents(!args.all)
         .require_git(false)
         .sort_by_file_name(|a, b| a.cmp(b));
+    // Names only, never contents, for secrets; ground-link's own state is not listed at all.
+    if let Some(p) = jail.protection() {
+        let (p, root) = (std::sync::Arc::clone(p), jail.root().to_path_buf());
+        walker.filter_entry(move |e| {
+            p.class(e.path(), &root) != Some(crate::protect::PathClass::OwnState)
+        });
+    }
     let mut lines = Vec::new();
     let mut truncated = false;
     for entry in walker.build().flatten() {

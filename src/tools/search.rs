@@ -403,6 +403,8 @@ struct WalkPlan {
     start_prefix: String,
     /// Number of components in `start_rel`: the depth of the start in a walk from the root.
     start_depth: usize,
+    /// Skips ground-link's own state always, and secrets unless the start itself is one.
+    guard: Option<Guard>,
     /// The root's `.git/info/exclude`, if any.
     exclude: Option<Arc<Gitignore>>,
 }
@@ -414,6 +416,25 @@ struct Stage {
     base_depth: usize,
     /// Record whether the walk reached the start (it may be hidden or ignored).
     watch_start: bool,
+}
+
+/// What a tree walk never enters (DESIGN §4): own state, and sensitive files the caller did
+/// not name (a `grep` of the home folder must not sweep `.ssh` or `server.pem` into a chat).
+#[derive(Clone)]
+struct Guard {
+    protection: Arc<crate::protect::Protection>,
+    root: PathBuf,
+    secrets_named: bool,
+}
+
+impl Guard {
+    fn skips(&self, path: &Path) -> bool {
+        match self.protection.class(path, &self.root) {
+            Some(crate::protect::PathClass::OwnState) => true,
+            Some(crate::protect::PathClass::Sensitive) => !self.secrets_named,
+            _ => false,
+        }
+    }
 }
 
 impl WalkPlan {
@@ -436,7 +457,13 @@ impl WalkPlan {
         } else {
             format!("{start_rel}/")
         };
+        let guard = jail.protection().map(|p| Guard {
+            protection: Arc::clone(p),
+            root: jail.root().to_path_buf(),
+            secrets_named: jail.class(&resolved.abs) == Some(crate::protect::PathClass::Sensitive),
+        });
         Ok(WalkPlan {
+            guard,
             shown: path.to_string(),
             root: jail.root().to_path_buf(),
             start: resolved.abs,
@@ -483,8 +510,12 @@ impl WalkPlan {
     fn walk_from_root(&self) -> WalkParallel {
         let mut b = WalkPlan::builder(&self.root);
         let (start, depth, exclude) = (self.start.clone(), self.start_depth, self.exclude.clone());
-        if depth > 0 || exclude.is_some() {
+        let guard = self.guard.clone();
+        if depth > 0 || exclude.is_some() || guard.is_some() {
             b.filter_entry(move |dent| {
+                if guard.as_ref().is_some_and(|g| g.skips(dent.path())) {
+                    return false;
+                }
                 // Above the start, only the directories leading to it.
                 if dent.depth() <= depth && !start.starts_with(dent.path()) {
                     return false;
@@ -500,8 +531,12 @@ impl WalkPlan {
 
     fn walk_from_start(&self, rules: Vec<Gitignore>) -> WalkParallel {
         let mut b = WalkPlan::builder(&self.start);
-        if !rules.is_empty() {
-            b.filter_entry(move |dent| !outer_ignored(&rules, dent));
+        let guard = self.guard.clone();
+        if !rules.is_empty() || guard.is_some() {
+            b.filter_entry(move |dent| {
+                !guard.as_ref().is_some_and(|g| g.skips(dent.path()))
+                    && !outer_ignored(&rules, dent)
+            });
         }
         b.build_parallel()
     }

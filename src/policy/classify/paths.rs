@@ -330,40 +330,11 @@ impl Jail {
         Some(true)
     }
 
-    /// Is `p` (absolute, normalised, outside the root) a place that holds secrets?
+    /// Is `p` (absolute, normalised, outside the root) a place that holds secrets? The one
+    /// table in [`crate::protect`]; the engine adds ground-link's own state and the rule
+    /// files' extra globs on the resolved path.
     pub fn sensitive(&self, p: &Path) -> bool {
-        const SYSTEM: &[&str] = &[
-            "/etc/shadow",
-            "/etc/gshadow",
-            "/etc/sudoers",
-            "/etc/sudoers.d",
-            "/etc/ssh",
-            "/root",
-            "/proc/kcore",
-            "/proc/self/environ",
-            "/proc/self/mem",
-        ];
-        if SYSTEM.iter().any(|s| p.starts_with(s)) {
-            return true;
-        }
-        if p.starts_with("/proc")
-            && p.file_name()
-                .is_some_and(|f| f == "environ" || f == "mem" || f == "cmdline")
-        {
-            return true;
-        }
-        if p.components().any(|c| match c {
-            Component::Normal(n) => SECRET_NAMES.iter().any(|s| n == *s),
-            _ => false,
-        }) {
-            return true;
-        }
-        if let Some(h) = &self.home {
-            if let Ok(rel) = p.strip_prefix(h) {
-                return home_sensitive(&rel.to_string_lossy());
-            }
-        }
-        false
+        crate::protect::sensitive_path(p)
     }
 
     /// The real path of `p` when it exists, for checks that must see through symlinks.
@@ -372,49 +343,9 @@ impl Jail {
     }
 }
 
-/// File and directory names that hold credentials wherever they are.
-const SECRET_NAMES: &[&str] = &[
-    ".ssh",
-    ".gnupg",
-    ".aws",
-    ".azure",
-    ".kube",
-    ".docker",
-    ".password-store",
-    ".netrc",
-    ".git-credentials",
-    ".npmrc",
-    ".pypirc",
-    ".pgpass",
-    ".bash_history",
-    ".zsh_history",
-    ".python_history",
-    ".psql_history",
-    ".mysql_history",
-    "id_rsa",
-    "id_ed25519",
-    "id_ecdsa",
-];
-
 /// Secret places under the home directory, given the path relative to it.
 fn home_sensitive(rel: &str) -> bool {
-    const UNDER_HOME: &[&str] = &[
-        ".config/gh",
-        ".config/gcloud",
-        ".config/google-chrome",
-        ".config/chromium",
-        ".config/BraveSoftware",
-        ".mozilla",
-        ".local/share/keyrings",
-        "Library/Keychains",
-        ".config/ground-link",
-    ];
-    let rel = Path::new(rel);
-    UNDER_HOME.iter().any(|s| rel.starts_with(s))
-        || rel.components().any(|c| match c {
-            Component::Normal(n) => SECRET_NAMES.iter().any(|s| n == *s),
-            _ => false,
-        })
+    crate::protect::sensitive_path(Path::new(rel))
 }
 
 fn rank(p: Place) -> u8 {
@@ -487,27 +418,9 @@ pub(crate) fn is_raw_device(name: &str) -> bool {
     EXACT.contains(&name) || PREFIXES.iter().any(|p| name.starts_with(p))
 }
 
-/// Lexically normalises a path: removes `.` and empty components and applies `..` (never
-/// above `/`).
+/// Lexically normalises a path (one implementation, shared with the engine).
 pub(crate) fn normalize(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::RootDir => out.push("/"),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() && !out.has_root() {
-                    out.push("..");
-                }
-            }
-            Component::Normal(n) => out.push(n),
-            Component::Prefix(pre) => out.push(pre.as_os_str()),
-        }
-    }
-    if out.as_os_str().is_empty() {
-        out.push(".");
-    }
-    out
+    crate::protect::normalize(p)
 }
 
 /// Joins `rest` (which may start with `/` after `~`) below `base`.

@@ -49,18 +49,10 @@ pub(crate) fn protected(jail: &Jail, shown: &str) -> Option<&'static str> {
                 .and_then(|r| p.strip_prefix(r).ok())
         })
         .unwrap_or(p);
-    let mut prev: Option<&std::ffi::OsStr> = None;
-    for c in rel.components() {
-        let n = c.as_os_str();
-        if n == ".git" || n == ".ground-link" || n == ".husky" {
-            return Some("a protected path that can make code run later");
-        }
-        if n == ".envrc" || (n == "tasks.json" && prev.is_some_and(|p| p == ".vscode")) {
-            return Some("a protected file that makes code run later");
-        }
-        prev = Some(n);
-    }
-    None
+    // The one matcher the jail uses too (crate::protect); own state and run-later files
+    // outside projects are judged by the engine on the resolved path.
+    crate::protect::project_protected(rel)
+        .then_some("a protected path that can make code run later")
 }
 
 /// Options and operands of a command, GNU style (options may follow operands until `--`).

@@ -1,0 +1,545 @@
+//! The one protected-path matcher (DESIGN §4): which paths are ground-link's own state, which
+//! make code run later, and which hold secrets.
+//!
+//! Guarantees:
+//! - The jail ([`crate::jail::Resolved::is_protected`]), the engine (every tool path and every
+//!   path parsed out of an `exec_cmd` command) and the command classifier all ask this module;
+//!   there is no second list.
+//! - Own state is computed from the same [`ConfigPaths`] the engine loads its rules from
+//!   (`XDG_CONFIG_HOME` / `XDG_DATA_HOME` overrides included), never from hard-coded strings,
+//!   and is matched on resolved absolute paths, so a root of `/`, the home folder or any folder
+//!   holding the config cannot reach it by another spelling.
+//! - Classes are matched on path components, never substrings (`.envrc` matches, `envrc.md`
+//!   does not).
+
+use std::ffi::OsStr;
+use std::path::{Component, Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::paths::ConfigPaths;
+
+/// What a path is, for the permission pipeline. Strictest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum PathClass {
+    /// ground-link's own rules, trust store, audit log, token, app store, native-host
+    /// manifests: no tool reads or writes them, whatever the answer.
+    OwnState,
+    /// Writing it makes code run later (`.git/hooks`, `.envrc`, `.bashrc`, autostart, …) or
+    /// changes a project's rules: read-only in `workspace-write`, always asked in `full-access`.
+    Protected,
+    /// Credentials and keys: reading asks, and only a rule naming the file or "allow once"
+    /// lets it through.
+    Sensitive,
+}
+
+impl PathClass {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PathClass::OwnState => "ownState",
+            PathClass::Protected => "protected",
+            PathClass::Sensitive => "sensitive",
+        }
+    }
+}
+
+/// Folders and files inside any project that make code run later or hold its rules.
+/// Matched as path components anywhere below the root.
+const PROJECT_DIRS: &[&str] = &[".git", ".ground-link", ".husky"];
+const PROJECT_FILES: &[&str] = &[".envrc"];
+/// Two-component files (parent, name) protected anywhere.
+const PROJECT_PAIRS: &[(&str, &str)] = &[(".vscode", "tasks.json")];
+
+/// Home-relative places that make code run later: shell start-up files, session and service
+/// autostart, git's global config (hooksPath, pager, fsmonitor), ssh's forced commands.
+const RUN_LATER_HOME: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".zlogout",
+    ".kshrc",
+    ".mkshrc",
+    ".tcshrc",
+    ".cshrc",
+    ".login",
+    ".xprofile",
+    ".xinitrc",
+    ".xsession",
+    ".xsessionrc",
+    ".pam_environment",
+    ".gitconfig",
+    ".config/git",
+    ".config/fish",
+    ".config/autostart",
+    ".config/systemd/user",
+    ".local/share/systemd/user",
+    ".config/environment.d",
+    ".ssh/authorized_keys",
+    ".ssh/authorized_keys2",
+    ".ssh/rc",
+    ".ssh/config",
+];
+
+/// System places that make code run later (crontabs): protected wherever the root is.
+const RUN_LATER_SYSTEM: &[&str] = &["/var/spool/cron", "/etc/cron.d", "/etc/crontab"];
+
+/// Component names that hold credentials wherever they are (folders: everything below too).
+const SENSITIVE_NAMES: &[&str] = &[
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".kube",
+    ".password-store",
+    ".netrc",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+    ".pgpass",
+    ".vault-token",
+    ".bash_history",
+    ".zsh_history",
+    ".python_history",
+    ".psql_history",
+    ".mysql_history",
+    ".env",
+];
+
+/// Consecutive components that hold credentials wherever they appear.
+const SENSITIVE_SEQUENCES: &[&str] = &[
+    ".docker/config.json",
+    ".cargo/credentials.toml",
+    ".cargo/credentials",
+    ".config/gcloud",
+    ".config/gh",
+    ".config/google-chrome",
+    ".config/chromium",
+    ".config/BraveSoftware",
+    ".config/microsoft-edge",
+    ".mozilla",
+    ".local/share/keyrings",
+    "Library/Keychains",
+];
+
+/// Absolute system places that hold secrets.
+const SENSITIVE_SYSTEM: &[&str] = &[
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/etc/sudoers",
+    "/etc/sudoers.d",
+    "/etc/ssh",
+    "/root",
+    "/proc/kcore",
+];
+
+/// `.env.*` files that by convention hold no secrets (templates committed to the repo).
+const ENV_TEMPLATES: &[&str] = &[".env.example", ".env.sample", ".env.template", ".env.dist"];
+
+/// Browsers read native-messaging host manifests from these folders (below the config home);
+/// a manifest names a program the browser starts, so every one of them is ground-link's to
+/// write and nobody else's.
+const NATIVE_HOST_DIRS: &[&str] = &[
+    "google-chrome/NativeMessagingHosts",
+    "google-chrome-beta/NativeMessagingHosts",
+    "chromium/NativeMessagingHosts",
+    "BraveSoftware/Brave-Browser/NativeMessagingHosts",
+    "microsoft-edge/NativeMessagingHosts",
+    "vivaldi/NativeMessagingHosts",
+];
+
+/// The tray app's Tauri identifier: its config and data folders hold the app's store.
+const APP_IDENTIFIER: &str = "app.ground-link.tray";
+
+/// The matcher: own-state locations for one [`ConfigPaths`], the home folder, and extra
+/// sensitive globs from the rule files.
+#[derive(Debug, Clone)]
+pub struct Protection {
+    own: Vec<PathBuf>,
+    home: Option<PathBuf>,
+    extra_sensitive: Option<globset::GlobSet>,
+}
+
+impl Protection {
+    /// Own state for `paths`; `home` anchors the run-later files (shell start-up files etc.).
+    pub fn new(paths: &ConfigPaths, home: Option<&Path>) -> Protection {
+        let mut own = own_state(paths);
+        // Match what the jail resolves: canonical paths where they exist (a config folder
+        // reached through a symlinked home must still match).
+        let canon: Vec<PathBuf> = own
+            .iter()
+            .filter_map(|p| std::fs::canonicalize(p).ok())
+            .collect();
+        own.extend(canon);
+        own.sort();
+        own.dedup();
+        let home = home.map(|h| std::fs::canonicalize(h).unwrap_or_else(|_| h.to_path_buf()));
+        Protection {
+            own,
+            home,
+            extra_sensitive: None,
+        }
+    }
+
+    /// Adds sensitive globs (matched against the whole absolute path and against the file
+    /// name); an empty list changes nothing.
+    pub fn with_sensitive_globs(mut self, set: Option<globset::GlobSet>) -> Protection {
+        self.extra_sensitive = set;
+        self
+    }
+
+    /// The own-state locations (absolute), for the exec mount namespace and for warnings.
+    pub fn own_state(&self) -> &[PathBuf] {
+        &self.own
+    }
+
+    pub fn home(&self) -> Option<&Path> {
+        self.home.as_deref()
+    }
+
+    /// The class of an absolute, resolved path; `root` is the sandbox root (for the project
+    /// classes, which only apply below it).
+    pub fn class(&self, abs: &Path, root: &Path) -> Option<PathClass> {
+        if self.is_own_state(abs) {
+            return Some(PathClass::OwnState);
+        }
+        if let Ok(rel) = abs.strip_prefix(root) {
+            if project_protected(rel) {
+                return Some(PathClass::Protected);
+            }
+        }
+        if self.run_later(abs) {
+            return Some(PathClass::Protected);
+        }
+        // Inside the root the table is matched below it (a root under `/root` is not all
+        // secret); outside, on the whole path.
+        let inside = abs.strip_prefix(root).ok();
+        if self.sensitive_at(abs, inside) {
+            return Some(PathClass::Sensitive);
+        }
+        None
+    }
+
+    pub fn is_own_state(&self, abs: &Path) -> bool {
+        self.own.iter().any(|o| abs.starts_with(o))
+    }
+
+    /// Whether `abs` holds (or is a folder below which lie) secrets; `rel` is its path below
+    /// the sandbox root when it is inside.
+    fn sensitive_at(&self, abs: &Path, rel: Option<&Path>) -> bool {
+        if sensitive_path(rel.unwrap_or(abs)) {
+            return true;
+        }
+        match &self.extra_sensitive {
+            Some(set) => {
+                set.is_match(abs) || abs.file_name().is_some_and(|n| set.is_match(Path::new(n)))
+            }
+            None => false,
+        }
+    }
+
+    fn run_later(&self, abs: &Path) -> bool {
+        if RUN_LATER_SYSTEM.iter().any(|s| abs.starts_with(s)) {
+            return true;
+        }
+        let Some(home) = &self.home else {
+            return false;
+        };
+        match abs.strip_prefix(home) {
+            Ok(rel) => RUN_LATER_HOME.iter().any(|r| rel.starts_with(r)),
+            Err(_) => false,
+        }
+    }
+
+    /// Folders (existing, absolute) that hold secrets or own state directly below `dir`'s
+    /// well-known places: what the exec mount namespace hides. Bounded: only the fixed
+    /// locations under the home folder, plus own state.
+    pub fn hidden_in_exec(&self) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = self.own.iter().filter(|p| p.exists()).cloned().collect();
+        if let Some(home) = &self.home {
+            for name in SENSITIVE_NAMES.iter().chain(SENSITIVE_SEQUENCES) {
+                let p = home.join(name);
+                if p.exists() {
+                    out.push(p);
+                }
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// Run-later places that exist (absolute): mounted read-only for `exec_cmd`.
+    pub fn read_only_in_exec(&self, root: &Path) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        if let Some(home) = &self.home {
+            for r in RUN_LATER_HOME {
+                let p = home.join(r);
+                if p.exists() {
+                    out.push(p);
+                }
+            }
+        }
+        for dir in PROJECT_DIRS.iter().chain(PROJECT_FILES) {
+            let p = root.join(dir);
+            if p.exists() {
+                out.push(p);
+            }
+        }
+        for (parent, name) in PROJECT_PAIRS {
+            let p = root.join(parent).join(name);
+            if p.exists() {
+                out.push(p);
+            }
+        }
+        out
+    }
+
+    /// Why `abs` is denied, for the model and the person: names the path as shown.
+    pub fn own_state_reason(shown: &str) -> String {
+        format!(
+            "{shown:?} is ground-link's own state (its rules, trust store, audit log, token or \
+             settings); no tool may read or change it, whatever the answer; only the settings \
+             window or the `ground-link` CLI changes it"
+        )
+    }
+}
+
+/// Every place ground-link keeps state, for one set of config paths.
+fn own_state(paths: &ConfigPaths) -> Vec<PathBuf> {
+    let mut out = vec![paths.config_dir.clone(), paths.data_dir.clone()];
+    // The managed file's folder (`/etc/ground-link`): only the administrator writes it.
+    match paths.managed.parent() {
+        Some(dir) if dir.file_name() == Some(OsStr::new("ground-link")) => {
+            out.push(dir.to_path_buf())
+        }
+        _ => out.push(paths.managed.clone()),
+    }
+    // The config and data homes the engine's own folders live in (XDG overrides included).
+    let config_home = paths.config_dir.parent().map(Path::to_path_buf);
+    let data_home = paths.data_dir.parent().map(Path::to_path_buf);
+    for home in [&config_home, &data_home].into_iter().flatten() {
+        out.push(home.join(APP_IDENTIFIER));
+    }
+    if let Some(ch) = &config_home {
+        for d in NATIVE_HOST_DIRS {
+            out.push(ch.join(d));
+        }
+    }
+    // The native-messaging socket folder.
+    if let Some(run) = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from) {
+        if run.is_absolute() {
+            out.push(run.join("ground-link"));
+        }
+    }
+    out
+}
+
+/// Root-relative: `.git/`, `.ground-link/`, `.husky/`, `.envrc`, `.vscode/tasks.json`.
+pub fn project_protected(rel: &Path) -> bool {
+    let mut prev: Option<&OsStr> = None;
+    for c in rel.components() {
+        let Component::Normal(n) = c else {
+            continue;
+        };
+        if PROJECT_DIRS.iter().any(|d| n == *d) || PROJECT_FILES.iter().any(|f| n == *f) {
+            return true;
+        }
+        if PROJECT_PAIRS
+            .iter()
+            .any(|(p, f)| n == *f && prev.is_some_and(|x| x == *p))
+        {
+            return true;
+        }
+        prev = Some(n);
+    }
+    false
+}
+
+/// The built-in sensitive table, on any path (absolute or relative).
+pub fn sensitive_path(p: &Path) -> bool {
+    if SENSITIVE_SYSTEM.iter().any(|s| p.starts_with(s)) {
+        return true;
+    }
+    if p.starts_with("/proc")
+        && p.file_name()
+            .is_some_and(|f| f == "environ" || f == "mem" || f == "cmdline")
+    {
+        return true;
+    }
+    let names: Vec<&OsStr> = p
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n),
+            _ => None,
+        })
+        .collect();
+    for n in &names {
+        if SENSITIVE_NAMES.iter().any(|s| n == s) {
+            return true;
+        }
+        let s = n.to_string_lossy();
+        if s.starts_with(".env.") && !ENV_TEMPLATES.contains(&s.as_ref()) {
+            return true;
+        }
+    }
+    if let Some(last) = names.last() {
+        let s = last.to_string_lossy();
+        // Private keys: `*.pem`, `*.key`, `id_rsa`-style names (public `id_rsa.pub` is not).
+        if s.ends_with(".pem") || s.ends_with(".key") || (s.starts_with("id_") && !s.contains('.'))
+        {
+            return true;
+        }
+    }
+    SENSITIVE_SEQUENCES.iter().any(|seq| {
+        let want: Vec<&str> = seq.split('/').collect();
+        names
+            .windows(want.len())
+            .any(|w| w.iter().zip(&want).all(|(a, b)| *a == *b))
+    })
+}
+
+/// Lexically normalises a path: removes `.` and empty components and applies `..` (never
+/// above `/`).
+pub fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::RootDir => out.push("/"),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() && !out.has_root() {
+                    out.push("..");
+                }
+            }
+            Component::Normal(n) => out.push(n),
+            Component::Prefix(pre) => out.push(pre.as_os_str()),
+        }
+    }
+    if out.as_os_str().is_empty() {
+        out.push(".");
+    }
+    out
+}
+
+/// Whether a rule's path glob names one file (its last component has no wildcard): the only
+/// kind of allow rule that opens a sensitive path.
+pub fn glob_names_a_file(glob: &str) -> bool {
+    let last = glob.rsplit('/').next().unwrap_or(glob);
+    !last.is_empty() && !last.contains(['*', '?', '[', '{'])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn project_protected_table() {
+        for (rel, want) in [
+            (".git/config", true),
+            (".git/hooks/pre-commit", true),
+            ("sub/.git/HEAD", true),
+            (".ground-link/permissions.json", true),
+            (".envrc", true),
+            ("a/.envrc", true),
+            (".vscode/tasks.json", true),
+            (".vscode/settings.json", false),
+            (".husky/pre-push", true),
+            ("src/git.rs", false),
+            (".gitignore", false),
+            ("envrc", false),
+            ("tasks.json", false),
+        ] {
+            assert_eq!(project_protected(Path::new(rel)), want, "{rel}");
+        }
+    }
+
+    #[test]
+    fn sensitive_table() {
+        for (p, want) in [
+            (".ssh/id_ed25519", true),
+            ("a/.ssh", true),
+            (".aws/credentials", true),
+            (".netrc", true),
+            ("proj/.env", true),
+            ("proj/.env.local", true),
+            ("proj/.env.example", false),
+            ("keys/server.pem", true),
+            ("tls/server.key", true),
+            ("id_rsa", true),
+            ("id_rsa.pub", false),
+            ("src/id_utils.py", false),
+            (".cargo/credentials.toml", true),
+            (".cargo/config.toml", false),
+            (".pgpass", true),
+            (".vault-token", true),
+            (".docker/config.json", true),
+            (".docker/daemon.json", false),
+            (".config/gcloud/creds", true),
+            ("/etc/shadow", true),
+            ("/etc/passwd", false),
+            ("README.md", false),
+            ("environment.md", false),
+        ] {
+            assert_eq!(sensitive_path(Path::new(p)), want, "{p}");
+        }
+    }
+
+    #[test]
+    fn own_state_follows_config_paths() {
+        let base = Path::new("/nonexistent-gl-base");
+        let prot = Protection::new(&ConfigPaths::under(base), Some(base));
+        for (p, want) in [
+            (
+                "/nonexistent-gl-base/config/ground-link/permissions.json",
+                true,
+            ),
+            ("/nonexistent-gl-base/config/ground-link/token", true),
+            ("/nonexistent-gl-base/data/ground-link/audit/x.jsonl", true),
+            (
+                "/nonexistent-gl-base/data/app.ground-link.tray/settings.json",
+                true,
+            ),
+            (
+                "/nonexistent-gl-base/config/google-chrome/NativeMessagingHosts/x.json",
+                true,
+            ),
+            ("/nonexistent-gl-base/config/ground-link2/x", false),
+            ("/nonexistent-gl-base/proj/x", false),
+        ] {
+            assert_eq!(prot.is_own_state(Path::new(p)), want, "{p}");
+        }
+        let root = Path::new("/nonexistent-gl-base");
+        assert_eq!(
+            prot.class(Path::new("/nonexistent-gl-base/.bashrc"), root),
+            Some(PathClass::Protected)
+        );
+        assert_eq!(
+            prot.class(Path::new("/nonexistent-gl-base/proj/.bashrc"), root),
+            None
+        );
+        assert_eq!(
+            prot.class(
+                Path::new("/nonexistent-gl-base/.config/autostart/x.desktop"),
+                root
+            ),
+            Some(PathClass::Protected)
+        );
+    }
+
+    #[test]
+    fn rule_globs_that_name_a_file() {
+        assert!(glob_names_a_file(".ssh/id_ed25519"));
+        assert!(glob_names_a_file("**/.env"));
+        assert!(!glob_names_a_file("**"));
+        assert!(!glob_names_a_file(".ssh/*"));
+        assert!(!glob_names_a_file("**/.env*"));
+        assert!(!glob_names_a_file("keys/{a,b}.pem"));
+    }
+}
