@@ -19,3 +19,4 @@ pub mod protocol;
 pub mod reply;
 pub mod supervisor;
 pub mod tools;
+pub mod tsgen;

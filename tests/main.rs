@@ -13,5 +13,6 @@ mod exec;
 mod hooks;
 mod jail;
 mod parser;
+mod reply;
 mod rules;
 mod search;
