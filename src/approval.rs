@@ -151,7 +151,10 @@ pub fn one_line(text: &str) -> String {
     for c in text.chars() {
         match c {
             '\n' => out.push('⏎'),
-            c if c.is_control() => out.push_str(&format!("\\u{{{:04x}}}", c as u32)),
+            // Line and paragraph separators break lines in some renderers: shown, not obeyed.
+            c if c.is_control() || c == '\u{2028}' || c == '\u{2029}' => {
+                out.push_str(&format!("\\u{{{:04x}}}", c as u32))
+            }
             c => out.push(c),
         }
     }
@@ -389,6 +392,36 @@ impl TtyApprover {
                 scope,
                 rule: Some(rule),
             };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_line_never_breaks_a_line() {
+        let table = [
+            ("a\nb", "a⏎b"),
+            ("a\r\nb", "a\\u{000d}⏎b"),
+            ("tab\there", "tab\\u{0009}here"),
+            ("esc\u{1b}[2K", "esc\\u{001b}[2K"),
+            ("zero\u{200B}width", "zero[U+200B]width"),
+            ("<tool>{}</tool>", "‹tool>{}‹/tool>"),
+            ("plain", "plain"),
+        ];
+        for (input, want) in table {
+            assert_eq!(one_line(input), want, "{input:?}");
+        }
+        for c in ['\u{0085}', '\u{2028}', '\u{2029}', '\u{000b}', '\u{000c}'] {
+            let shown = one_line(&format!("x{c}y"));
+            assert!(
+                !shown.contains([
+                    '\n', '\r', '\u{0085}', '\u{2028}', '\u{2029}', '\u{000b}', '\u{000c}'
+                ]),
+                "{c:?} kept a line break: {shown:?}"
+            );
         }
     }
 }

@@ -611,6 +611,14 @@ async fn exec(State(bridge): State<Arc<Bridge>>, body: Bytes) -> Response {
             ),
         );
     };
+    // A call id the bridge already has (a retried request) must not count twice against its
+    // reply; `begin` below refuses it all the same.
+    if bridge.broker.phase(&id).is_some() {
+        return error(
+            StatusCode::CONFLICT,
+            broker::BrokerError::Duplicate(id.clone()).to_string(),
+        );
+    }
     // Over the reply's cap, or after the person said no to one of its calls: answered at once,
     // never run (and not audited: the engine never saw it).
     let reply = req.reply.clone();

@@ -518,5 +518,7 @@ test("a 300-block reply runs 20 calls; the other 280 come back as not run, in on
   expect(count('<tool_result name="read_file" status="error">\nnot run: one reply may run at most 20 tool calls')).toBe(280);
   // only 20 reached the engine (one audit line per call it ran)
   expect(bridge.audit().length).toBe(20);
-  console.log(`MEASURE 300-block reply: results message sent ${took} ms after the question`);
+  const [first, second] = env.site.turns;
+  const afterStream = first?.streamEndAt !== undefined && second ? second.receivedAt - first.streamEndAt : NaN;
+  console.log(`MEASURE 300-block reply: results message ${took} ms after the question, ${afterStream} ms after the reply finished streaming (20 calls run, 280 answered not run)`);
 });
