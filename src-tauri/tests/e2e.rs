@@ -693,16 +693,36 @@ fn trust_hooks_and_pairing_from_settings() {
     assert_eq!(r["status"], "denied", "{r}");
     assert!(r["output"].as_str().unwrap().contains("lint failed"), "{r}");
 
-    // Pairing: an extension that presented the token is listed; a new token locks the old out.
+    // Pairing: an extension that signed a request with the key is listed (an extension never
+    // sends the key itself: it signs, DESIGN §6); a new token locks the old out.
     let ext = "chrome-extension://abcdefghijklmnopabcdefghijklmnop";
     let old = w.token();
     let tools = |token: &str, origin: Option<&str>| {
-        let mut req = w
-            .http
-            .get(format!("http://127.0.0.1:{}/tools", w.port))
-            .bearer_auth(token);
-        if let Some(o) = origin {
-            req = req.header("Origin", o);
+        let mut req = w.http.get(format!("http://127.0.0.1:{}/tools", w.port));
+        match origin {
+            Some(o) => {
+                let host = format!("127.0.0.1:{}", w.port);
+                let signed = ground_link::bridge::sign::sign_request(
+                    token.as_bytes(),
+                    "GET",
+                    "/tools",
+                    &host,
+                    b"",
+                )
+                .unwrap();
+                req = req
+                    .header("Origin", o)
+                    .header(ground_link::bridge::sign::HEADER_NONCE, signed.nonce)
+                    .header(
+                        ground_link::bridge::sign::HEADER_TIME,
+                        signed.time_ms.to_string(),
+                    )
+                    .header(
+                        ground_link::bridge::sign::HEADER_SIGNATURE,
+                        signed.signature,
+                    );
+            }
+            None => req = req.bearer_auth(token),
         }
         req.send().unwrap().status().as_u16()
     };
