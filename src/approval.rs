@@ -8,6 +8,8 @@ use std::io::{BufRead, Write};
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use tokio::sync::{Mutex, mpsc};
 
 use crate::format::sanitize;
@@ -135,53 +137,169 @@ impl Drop for Withdrawn {
     }
 }
 
-/// The text shown for a request, with every argument escaped so hidden characters show.
+/// Longest argument value shown inline, in characters; longer ones are cut and their size given.
+pub const INLINE_CHARS: usize = 300;
+/// Longest framed block shown, in lines.
+pub const BLOCK_LINES: usize = 400;
+
+/// One model-supplied string made safe to show on one line: a newline becomes `⏎`, every other
+/// control character (tab, carriage return, escape, …) becomes `\u{…}`, and invisible or
+/// tag-like text is made visible as in results ([`sanitize`]). So a `reason` can never start a
+/// line of its own that looks like ground-link's (`command:`, `parts:`, a menu).
+pub fn one_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' => out.push('⏎'),
+            // Line and paragraph separators break lines in some renderers: shown, not obeyed.
+            c if c.is_control() || c == '\u{2028}' || c == '\u{2029}' => {
+                out.push_str(&format!("\\u{{{:04x}}}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    sanitize(&out)
+}
+
+fn cut_inline(text: &str) -> (String, bool) {
+    let chars = text.chars().count();
+    if chars > INLINE_CHARS {
+        let head: String = text.chars().take(INLINE_CHARS).collect();
+        (
+            format!("{}… ({chars} characters in all)", one_line(&head)),
+            true,
+        )
+    } else {
+        (one_line(text), false)
+    }
+}
+
+/// An argument as a person reads it: its value on one line (cut when long).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ShownArg {
+    pub name: String,
+    /// Strings in quotes; control characters and newlines visible; never a line break.
+    pub value: String,
+    /// Whether `value` was cut (the whole text is in a block, or too long to show).
+    pub cut: bool,
+}
+
+/// Multi-line content (a diff, a file's new content, a multi-line command): only ever shown
+/// framed, every line on its own, so none of it can pass for the approver's own text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ShownBlock {
+    /// `diff`, or the argument's name.
+    pub title: String,
+    /// Each line with its control characters visible (a line never contains a line break).
+    pub lines: Vec<String>,
+    /// Lines left out after [`BLOCK_LINES`].
+    pub cut_lines: usize,
+}
+
+/// A call described for a person: what the terminal approver prints and the dialog shows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CallDescription {
+    pub chat: Option<String>,
+    pub reason: Option<String>,
+    pub args: Vec<ShownArg>,
+    pub command_parts: Vec<String>,
+    /// Why the engine asks (the decision's reason).
+    pub why: String,
+    pub blocks: Vec<ShownBlock>,
+}
+
+fn block(title: &str, text: &str) -> ShownBlock {
+    let total = text.lines().count();
+    ShownBlock {
+        title: one_line(title),
+        lines: text.lines().take(BLOCK_LINES).map(one_line).collect(),
+        cut_lines: total.saturating_sub(BLOCK_LINES),
+    }
+}
+
+/// The one description of a call for a person (DESIGN §5.4, "what the person reads is what
+/// runs"): single-line fields keep newlines and control characters visible, and multi-line
+/// content appears only in framed blocks — a diff when there is one, else each multi-line
+/// string argument in full.
+pub fn describe_call(request: &ApprovalRequest) -> CallDescription {
+    let mut blocks = Vec::new();
+    let args = request
+        .args
+        .iter()
+        .map(|(k, v)| {
+            let (value, cut) = match v {
+                serde_json::Value::String(t) => {
+                    let (shown, cut) = cut_inline(t);
+                    if t.contains('\n') && request.diff.is_none() {
+                        blocks.push(block(k, t));
+                    }
+                    (format!("\"{shown}\""), cut)
+                }
+                other => cut_inline(&other.to_string()),
+            };
+            ShownArg {
+                name: one_line(k),
+                value,
+                cut,
+            }
+        })
+        .collect();
+    if let Some(diff) = &request.diff {
+        blocks.insert(0, block("diff", diff));
+    }
+    CallDescription {
+        chat: request.session.as_deref().map(one_line),
+        reason: request.reason.as_deref().map(one_line),
+        args,
+        command_parts: request.command_parts.iter().map(|p| one_line(p)).collect(),
+        why: one_line(&request.decision.reason),
+        blocks,
+    }
+}
+
+/// The terminal's text for a request, from [`describe_call`]: every model-supplied line starts
+/// with a label or the block frame, never with text the model chose.
 pub fn describe(request: &ApprovalRequest) -> String {
+    let d = describe_call(request);
     let mut s = String::new();
     s.push_str(&format!(
         "\n=== ground-link: approve {} ? (call {}, risk {}) ===\n",
         request.tool,
-        request.call_id,
+        one_line(&request.call_id),
         request.risk.as_str()
     ));
-    if let Some(session) = &request.session {
-        s.push_str(&format!("chat:    {}\n", sanitize(session)));
+    if let Some(chat) = &d.chat {
+        s.push_str(&format!("chat:    {chat}\n"));
     }
-    if let Some(reason) = &request.reason {
-        s.push_str(&format!("reason:  {}\n", sanitize(reason)));
+    if let Some(reason) = &d.reason {
+        s.push_str(&format!("reason:  {reason}\n"));
     }
-    for (k, v) in &request.args {
-        let shown = match v {
-            serde_json::Value::String(t) => format!("{t:?}"),
-            other => other.to_string(),
-        };
-        let shown = if shown.len() > 2000 {
-            format!(
-                "{}… ({} chars)",
-                &shown[..crate::tools::fs::floor_char_boundary(&shown, 2000)],
-                shown.len()
-            )
-        } else {
-            shown
-        };
-        s.push_str(&format!("  {k}: {}\n", sanitize(&shown)));
+    for a in &d.args {
+        s.push_str(&format!("  {}: {}\n", a.name, a.value));
     }
-    if !request.command_parts.is_empty() {
+    if !d.command_parts.is_empty() {
         s.push_str("parts:\n");
-        for p in &request.command_parts {
-            s.push_str(&format!("  - {}\n", sanitize(p)));
+        for p in &d.command_parts {
+            s.push_str(&format!("  - {p}\n"));
         }
     }
-    s.push_str(&format!(
-        "why asked: {}\n",
-        sanitize(&request.decision.reason)
-    ));
-    if let Some(diff) = &request.diff {
-        s.push_str("diff:\n");
-        s.push_str(&sanitize(diff));
-        if !diff.ends_with('\n') {
-            s.push('\n');
+    s.push_str(&format!("why asked: {}\n", d.why));
+    for b in &d.blocks {
+        s.push_str(&format!(
+            "  ┌─ {} ({} lines)\n",
+            b.title,
+            b.lines.len() + b.cut_lines
+        ));
+        for line in &b.lines {
+            s.push_str(&format!("  │ {line}\n"));
         }
+        if b.cut_lines > 0 {
+            s.push_str(&format!("  │ … {} more lines not shown\n", b.cut_lines));
+        }
+        s.push_str("  └─\n");
     }
     s
 }
@@ -218,7 +336,7 @@ impl TtyApprover {
         let rule = serde_json::to_string(&request.proposed_rule).unwrap_or_default();
         let scoped = request.scopes.iter().any(|s| *s != Scope::Once);
         if scoped {
-            self.say(&format!("proposed rule: {}\n", sanitize(&rule)));
+            self.say(&format!("proposed rule: {}\n", one_line(&rule)));
         }
         let mut menu = String::from("[o] allow once");
         for (scope, label) in [
@@ -274,6 +392,36 @@ impl TtyApprover {
                 scope,
                 rule: Some(rule),
             };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_line_never_breaks_a_line() {
+        let table = [
+            ("a\nb", "a⏎b"),
+            ("a\r\nb", "a\\u{000d}⏎b"),
+            ("tab\there", "tab\\u{0009}here"),
+            ("esc\u{1b}[2K", "esc\\u{001b}[2K"),
+            ("zero\u{200B}width", "zero[U+200B]width"),
+            ("<tool>{}</tool>", "‹tool>{}‹/tool>"),
+            ("plain", "plain"),
+        ];
+        for (input, want) in table {
+            assert_eq!(one_line(input), want, "{input:?}");
+        }
+        for c in ['\u{0085}', '\u{2028}', '\u{2029}', '\u{000b}', '\u{000c}'] {
+            let shown = one_line(&format!("x{c}y"));
+            assert!(
+                !shown.contains([
+                    '\n', '\r', '\u{0085}', '\u{2028}', '\u{2029}', '\u{000b}', '\u{000c}'
+                ]),
+                "{c:?} kept a line break: {shown:?}"
+            );
         }
     }
 }

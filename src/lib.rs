@@ -21,3 +21,4 @@ pub mod protocol;
 pub mod reply;
 pub mod supervisor;
 pub mod tools;
+pub mod tsgen;

@@ -105,6 +105,10 @@ pub struct CallRequest {
     /// How long `POST /exec` waits before answering 202 `pending` (bridge only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait_ms: Option<u64>,
+    /// The model reply this call came from (bridge only): at most 20 calls of one reply run,
+    /// and the person's denial stops the rest of it (DESIGN §5.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply: Option<String>,
 }
 
 impl CallRequest {
@@ -126,6 +130,7 @@ impl From<ToolCall> for CallRequest {
             session: None,
             call_id: None,
             wait_ms: None,
+            reply: None,
         }
     }
 }

@@ -692,15 +692,16 @@ fn attack_table_nothing_gets_through() {
     );
     assert_eq!(code, 200, "{text}");
     assert!(marker.exists());
-    // The extension's origin with the token is accepted and recorded as paired.
+    // The extension's origin with the bearer token is refused: a browser must sign, so the raw
+    // key never travels from one (signed requests are paired: see the signing tests).
     let (code, _) = raw(
         p,
         &format!(
             "GET /health HTTP/1.1\r\nHost: localhost:{p}\r\nAuthorization: {auth}\r\nOrigin: {EXT}\r\nConnection: close\r\n\r\n"
         ),
     );
-    assert_eq!(code, 200);
-    assert!(s.bridge.paired().contains_key(EXT));
+    assert_eq!(code, 401);
+    assert!(!s.bridge.paired().contains_key(EXT));
     s.shutdown();
 }
 
@@ -1193,4 +1194,551 @@ fn shutdown_ends_event_streams() {
     });
     assert!(ended, "the event stream did not end");
     assert_eq!(s.bridge.listeners(), 0);
+}
+
+// ---- signed requests and answers (DESIGN §6), floods (DESIGN §5.2) ----
+
+use ground_link::bridge::sign;
+
+/// A signed request as the extension sends it, to `port`, signed for `signed_host`; the
+/// answer's status, its `x-ground-link-answer` header and body, and the nonce used.
+struct SignedAnswer {
+    status: u16,
+    answer_mac: Option<String>,
+    body: String,
+    nonce: String,
+}
+
+fn signed_headers(method: &str, path: &str, host: &str, body: &str) -> Vec<(String, String)> {
+    let h = sign::sign_request(TOKEN.as_bytes(), method, path, host, body.as_bytes()).unwrap();
+    vec![
+        (sign::HEADER_NONCE.into(), h.nonce),
+        (sign::HEADER_TIME.into(), h.time_ms.to_string()),
+        (sign::HEADER_SIGNATURE.into(), h.signature),
+    ]
+}
+
+/// Raw HTTP/1.1 with the given headers (the test controls Host and every signed field).
+fn raw_request(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(String, String)],
+    body: &str,
+) -> (u16, String) {
+    let mut req = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    if !body.is_empty() {
+        req.push_str(&format!(
+            "Content-Type: application/json\r\nContent-Length: {}\r\n",
+            body.len()
+        ));
+    }
+    req.push_str("\r\n");
+    req.push_str(body);
+    raw(port, &req)
+}
+
+fn parse_answer(text: &str, nonce: String) -> SignedAnswer {
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((text, ""));
+    let answer_mac = head.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        k.eq_ignore_ascii_case(sign::HEADER_ANSWER)
+            .then(|| v.trim().to_string())
+    });
+    SignedAnswer {
+        status,
+        answer_mac,
+        body: body.to_string(),
+        nonce,
+    }
+}
+
+fn signed(port: u16, method: &str, path: &str, body: &str) -> SignedAnswer {
+    let host = format!("127.0.0.1:{port}");
+    let mut headers = signed_headers(method, path, &host, body);
+    let nonce = headers[0].1.clone();
+    headers.push(("Host".into(), host));
+    headers.push(("Origin".into(), EXT.into()));
+    let (_, text) = raw_request(port, method, path, &headers, body);
+    parse_answer(&text, nonce)
+}
+
+impl SignedAnswer {
+    fn verifies(&self) -> bool {
+        let want = sign::answer_mac(
+            TOKEN.as_bytes(),
+            &self.nonce,
+            self.status,
+            &sign::body_digest(self.body.as_bytes()),
+        );
+        self.answer_mac
+            .as_deref()
+            .is_some_and(|m| sign::same(&want, m))
+    }
+}
+
+/// The extension's way in: every request signed, every answer signed back over the nonce —
+/// and the raw key appears in no request at all.
+#[test]
+fn signed_requests_are_served_and_every_answer_is_signed() {
+    let f = Fixture::new();
+    std::fs::write(f.root.join("notes.txt"), "hello\n").unwrap();
+    let mut s = Server::start(
+        &f,
+        Arc::new(DenyApprover { reason: None }),
+        ApprovalMode::Ask,
+        Duration::from_secs(5),
+    );
+    let health = signed(s.port, "GET", "/health", "");
+    assert_eq!(health.status, 200, "{}", health.body);
+    assert!(health.verifies(), "unsigned or mis-signed answer");
+    let h: ground_link::bridge::wire::Health = serde_json::from_str(&health.body).unwrap();
+    assert!(h.dir.is_some(), "a signed request is authenticated: {h:?}");
+    assert_eq!(s.bridge.paired().keys().collect::<Vec<_>>(), vec![EXT]);
+
+    let body = r#"{"name":"read_file","args":{"path":"notes.txt"},"callId":"s-1"}"#;
+    let r = signed(s.port, "POST", "/exec", body);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.verifies());
+    assert!(r.body.contains("hello"), "{}", r.body);
+    // The MAC covers the body: the same header over another body does not verify.
+    let forged = SignedAnswer {
+        body: r.body.replace("hello", "HELLO"),
+        ..r
+    };
+    assert!(!forged.verifies());
+
+    // A 404 and a 202 are signed too: whatever the bridge says, the client can check it.
+    let r = signed(s.port, "GET", "/calls/nope?waitMs=10", "");
+    assert_eq!((r.status, r.verifies()), (404, true));
+
+    // The event stream: its header covers the nonce and status, each message its place.
+    let host = format!("127.0.0.1:{}", s.port);
+    let headers = signed_headers("GET", "/events", &host, "");
+    let nonce = headers[0].1.clone();
+    let c = s.client();
+    let events = s.runtime.block_on(async {
+        let mut b = c.get(format!("{}/events", s.base)).header("Origin", EXT);
+        for (k, v) in &headers {
+            b = b.header(k, v);
+        }
+        b.send().await.unwrap()
+    });
+    assert_eq!(events.status(), 200);
+    let head = events
+        .headers()
+        .get(sign::HEADER_ANSWER)
+        .and_then(|v| v.to_str().ok())
+        .unwrap()
+        .to_string();
+    assert!(sign::same(
+        &sign::answer_mac(TOKEN.as_bytes(), &nonce, 200, sign::STREAM_BODY),
+        &head
+    ));
+    let (code, _) = s.exec(
+        json!({"name": "write_file", "args": {"path": "x.txt", "content": "x"}, "callId": "w-9"}),
+    );
+    assert_eq!(code, StatusCode::OK);
+    let text = s.runtime.block_on(async {
+        use futures_util::StreamExt;
+        let mut stream = events.bytes_stream();
+        let mut text = String::new();
+        while !text.contains("\"done\"") {
+            match tokio::time::timeout(Duration::from_secs(5), stream.next()).await {
+                Ok(Some(Ok(b))) => text.push_str(&String::from_utf8_lossy(&b)),
+                _ => break,
+            }
+        }
+        text
+    });
+    let mut seq = 0;
+    for block in text.split("\n\n").filter(|b| b.contains("data:")) {
+        let id = block
+            .lines()
+            .find_map(|l| l.strip_prefix("id:"))
+            .unwrap()
+            .trim();
+        let data = block
+            .lines()
+            .find_map(|l| l.strip_prefix("data:"))
+            .unwrap()
+            .trim();
+        assert!(
+            sign::same(&sign::event_mac(TOKEN.as_bytes(), &nonce, seq, data), id),
+            "event {seq} is not signed: {block}"
+        );
+        seq += 1;
+    }
+    assert_eq!(seq, 3, "pending, resolved, done: {text}");
+    s.shutdown();
+}
+
+/// What a squatter or a replaying process could try with a captured signed request.
+#[test]
+fn replayed_stale_tampered_and_unsigned_extension_requests_are_refused() {
+    let f = Fixture::new();
+    // Stamped before the bridge started: what a squatter captured while the port was its own.
+    let before_start = sign::now_ms();
+    std::thread::sleep(Duration::from_millis(5));
+    let mut s = Server::start(
+        &f,
+        Arc::new(AllowOnceApprover),
+        ApprovalMode::Auto,
+        Duration::from_secs(5),
+    );
+    let p = s.port;
+    let host = format!("127.0.0.1:{p}");
+    let body = r#"{"name":"write_file","args":{"path":"log.txt","content":"x","mode":"append"}}"#;
+    let mut headers = signed_headers("POST", "/exec", &host, body);
+    headers.push(("Host".into(), host.clone()));
+    let (code, text) = raw_request(p, "POST", "/exec", &headers, body);
+    assert_eq!(code, 200, "{text}");
+    // The very same bytes again: a replay. Refused, and the file was appended to once.
+    let (code, text) = raw_request(p, "POST", "/exec", &headers, body);
+    assert_eq!(code, 401, "{text}");
+    assert!(text.contains("already used"), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(f.root.join("log.txt")).unwrap(),
+        "x"
+    );
+    // A refused request gets no signed answer: nothing a client could take for the bridge's.
+    assert!(
+        !text.to_ascii_lowercase().contains(sign::HEADER_ANSWER),
+        "{text}"
+    );
+
+    let with = |h: &[(String, String)], name: &str, value: String| {
+        let mut h: Vec<(String, String)> = h.iter().filter(|(k, _)| k != name).cloned().collect();
+        h.push((name.to_string(), value));
+        h
+    };
+    let fresh = || {
+        let mut h = signed_headers("POST", "/exec", &host, body);
+        h.push(("Host".into(), host.clone()));
+        h
+    };
+    let stale_time = sign::now_ms() + sign::MAX_SKEW_MS + 5_000;
+    let stale = {
+        // Correctly signed, but too far from the bridge's clock (too old is also "before the
+        // bridge started", below; the window itself is unit-tested in src/bridge/sign.rs).
+        let nonce = sign::fresh_nonce().unwrap();
+        let sig = sign::request_mac(
+            TOKEN.as_bytes(),
+            &sign::RequestParts {
+                method: "POST",
+                path: "/exec",
+                host: &host,
+                nonce: &nonce,
+                time_ms: stale_time,
+                body_digest: &sign::body_digest(body.as_bytes()),
+            },
+        );
+        vec![
+            (sign::HEADER_NONCE.to_string(), nonce),
+            (sign::HEADER_TIME.to_string(), stale_time.to_string()),
+            (sign::HEADER_SIGNATURE.to_string(), sig),
+            ("Host".to_string(), host.clone()),
+        ]
+    };
+    let other_key = {
+        let h = sign::sign_request(
+            b"not the pairing key",
+            "POST",
+            "/exec",
+            &host,
+            body.as_bytes(),
+        )
+        .unwrap();
+        vec![
+            (sign::HEADER_NONCE.to_string(), h.nonce),
+            (sign::HEADER_TIME.to_string(), h.time_ms.to_string()),
+            (sign::HEADER_SIGNATURE.to_string(), h.signature),
+            ("Host".to_string(), host.clone()),
+        ]
+    };
+    let captured_earlier = {
+        let nonce = sign::fresh_nonce().unwrap();
+        let sig = sign::request_mac(
+            TOKEN.as_bytes(),
+            &sign::RequestParts {
+                method: "POST",
+                path: "/exec",
+                host: &host,
+                nonce: &nonce,
+                time_ms: before_start,
+                body_digest: &sign::body_digest(body.as_bytes()),
+            },
+        );
+        vec![
+            (sign::HEADER_NONCE.to_string(), nonce),
+            (sign::HEADER_TIME.to_string(), before_start.to_string()),
+            (sign::HEADER_SIGNATURE.to_string(), sig),
+            ("Host".to_string(), host.clone()),
+        ]
+    };
+    type Case = (&'static str, Vec<(String, String)>, String, &'static str);
+    let tampered = body.replace("\"x\"", "\"y\"");
+    let cases: Vec<Case> = vec![
+        (
+            "timestamp from the future",
+            stale,
+            body.to_string(),
+            "away from the bridge's clock",
+        ),
+        ("another key", other_key, body.to_string(), "does not match"),
+        (
+            "signed before the bridge started",
+            captured_earlier,
+            body.to_string(),
+            "before this bridge started",
+        ),
+        ("tampered body", fresh(), tampered, "does not match"),
+        (
+            "no signature",
+            with(&fresh(), sign::HEADER_SIGNATURE, String::new())
+                .into_iter()
+                .filter(|(k, _)| k != sign::HEADER_SIGNATURE)
+                .collect(),
+            body.to_string(),
+            "without",
+        ),
+        (
+            "short nonce",
+            with(&fresh(), sign::HEADER_NONCE, "abc".into()),
+            body.to_string(),
+            "malformed",
+        ),
+        (
+            "time not a number",
+            with(&fresh(), sign::HEADER_TIME, "soon".into()),
+            body.to_string(),
+            "malformed",
+        ),
+        (
+            "signature and bearer both",
+            with(&fresh(), "Authorization", format!("Bearer {TOKEN}")),
+            body.to_string(),
+            "not both",
+        ),
+        (
+            "extension origin with the bearer token",
+            vec![
+                ("Host".into(), host.clone()),
+                ("Origin".into(), EXT.into()),
+                ("Authorization".into(), format!("Bearer {TOKEN}")),
+            ],
+            body.to_string(),
+            "must sign",
+        ),
+    ];
+    for (name, headers, b, says) in cases {
+        let (code, text) = raw_request(p, "POST", "/exec", &headers, &b);
+        assert_eq!(code, 401, "{name}: {text}");
+        assert!(text.contains(says), "{name}: {text}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(f.root.join("log.txt")).unwrap(),
+        "x"
+    );
+    s.shutdown();
+}
+
+/// A relay on the port the extension dials, forwarding to a bridge on another port: forwarded
+/// as is, the Host names the relay's port (403); with Host rewritten, the signature (over the
+/// dialled port) no longer matches (401). Either way nothing runs and no answer is signed.
+#[test]
+fn a_relay_to_a_bridge_on_another_port_fails() {
+    let f = Fixture::new();
+    let mut s = Server::start(
+        &f,
+        Arc::new(AllowOnceApprover),
+        ApprovalMode::Auto,
+        Duration::from_secs(5),
+    );
+    for rewrite_host in [false, true] {
+        let relay = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let relay_port = relay.local_addr().unwrap().port();
+        let bridge_port = s.port;
+        let worker = std::thread::spawn(move || {
+            let (mut inbound, _) = relay.accept().unwrap();
+            inbound
+                .set_read_timeout(Some(Duration::from_secs(5)))
+                .unwrap();
+            let mut buf = vec![0u8; 65536];
+            let n = inbound.read(&mut buf).unwrap();
+            let mut request = String::from_utf8_lossy(&buf[..n]).into_owned();
+            if rewrite_host {
+                request = request.replace(
+                    &format!("127.0.0.1:{relay_port}"),
+                    &format!("127.0.0.1:{bridge_port}"),
+                );
+            }
+            let mut out = TcpStream::connect(("127.0.0.1", bridge_port)).unwrap();
+            out.write_all(request.as_bytes()).unwrap();
+            let mut answer = Vec::new();
+            let _ = out.read_to_end(&mut answer);
+            inbound.write_all(&answer).unwrap();
+        });
+        let body = r#"{"name":"write_file","args":{"path":"relayed.txt","content":"x"}}"#;
+        let r = signed(relay_port, "POST", "/exec", body);
+        worker.join().unwrap();
+        let want = if rewrite_host { 401 } else { 403 };
+        assert_eq!(r.status, want, "rewrite_host={rewrite_host}: {}", r.body);
+        assert!(r.answer_mac.is_none(), "the refusal must not be signed");
+        assert!(!f.root.join("relayed.txt").exists());
+    }
+    s.shutdown();
+}
+
+/// 2,000 pending calls are not held: past MAX_IN_FLIGHT unfinished calls the token gets 429
+/// with a JSON error, and a slot frees when a call ends.
+#[test]
+fn pending_calls_per_token_are_bounded_with_429() {
+    let f = Fixture::new();
+    let (tx, rx) = mpsc::unbounded_channel();
+    let mut s = Server::start(
+        &f,
+        Arc::new(Gate {
+            rx: tokio::sync::Mutex::new(rx),
+        }),
+        ApprovalMode::Ask,
+        Duration::from_secs(120),
+    );
+    let max = ground_link::bridge::MAX_IN_FLIGHT;
+    for i in 0..max {
+        let (code, v) = s.exec(json!({"name": "write_file", "args": {"path": format!("f{i}.txt"), "content": "x"}, "callId": format!("p-{i}"), "waitMs": 0}));
+        assert_eq!(code, StatusCode::ACCEPTED, "call {i}: {v}");
+    }
+    let (code, v) = s.exec(json!({"name": "list_dir", "args": {}, "waitMs": 0}));
+    assert_eq!(code, StatusCode::TOO_MANY_REQUESTS, "{v}");
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap()
+            .contains("wait for some to finish"),
+        "{v}"
+    );
+    // One answer ends one call; its slot is free again.
+    tx.send(ApprovalAnswer::Deny { reason: None }).unwrap();
+    let start = std::time::Instant::now();
+    let mut code = StatusCode::TOO_MANY_REQUESTS;
+    while code == StatusCode::TOO_MANY_REQUESTS && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+        code = s.exec(json!({"name": "list_dir", "args": {}})).0;
+    }
+    assert_eq!(code, StatusCode::OK);
+    s.shutdown();
+}
+
+/// A service worker restarted again and again leaves streams behind: past MAX_STREAMS, a new
+/// stream ends the oldest, so they are never all held.
+#[test]
+fn event_streams_per_token_evict_the_oldest() {
+    let f = Fixture::new();
+    let mut s = Server::start(
+        &f,
+        Arc::new(DenyApprover { reason: None }),
+        ApprovalMode::Ask,
+        Duration::from_secs(5),
+    );
+    let max = ground_link::bridge::MAX_STREAMS;
+    let c = s.client();
+    let mut streams: Vec<reqwest::Response> = (0..max).map(|_| s.events(&c)).collect();
+    assert_eq!(s.bridge.listeners(), max);
+    streams.push(s.events(&c));
+    let oldest = streams.remove(0);
+    let ended = s.runtime.block_on(async {
+        use futures_util::StreamExt;
+        let mut stream = oldest.bytes_stream();
+        tokio::time::timeout(Duration::from_secs(5), async {
+            while let Some(Ok(_)) = stream.next().await {}
+        })
+        .await
+        .is_ok()
+    });
+    assert!(ended, "the oldest stream was not ended");
+    assert_eq!(s.bridge.listeners(), max);
+    // The newest streams still carry events.
+    let (code, _) =
+        s.exec(json!({"name": "write_file", "args": {"path": "e.txt", "content": "x"}}));
+    assert_eq!(code, StatusCode::OK);
+    let newest = streams.pop().unwrap();
+    let text = s.runtime.block_on(async {
+        use futures_util::StreamExt;
+        let mut stream = newest.bytes_stream();
+        let mut text = String::new();
+        while !text.contains("\"done\"") {
+            match tokio::time::timeout(Duration::from_secs(5), stream.next()).await {
+                Ok(Some(Ok(b))) => text.push_str(&String::from_utf8_lossy(&b)),
+                _ => break,
+            }
+        }
+        text
+    });
+    assert!(text.contains("\"done\""), "{text}");
+    s.shutdown();
+}
+
+/// One reply's calls over the bridge: at most 20 run, the rest come back `not run`; after the
+/// person's denial the rest of that reply do not run; another reply is not affected.
+#[test]
+fn a_reply_runs_at_most_20_calls_and_stops_at_the_persons_denial() {
+    let f = Fixture::new();
+    std::fs::write(f.root.join("a.txt"), "a\n").unwrap();
+    let mut s = Server::start(
+        &f,
+        Arc::new(DenyApprover {
+            reason: Some("no".into()),
+        }),
+        ApprovalMode::Ask,
+        Duration::from_secs(5),
+    );
+    let max = ground_link::reply::MAX_CALLS_PER_REPLY;
+    for i in 0..max + 5 {
+        let (code, v) =
+            s.exec(json!({"name": "read_file", "args": {"path": "a.txt"}, "reply": "r-1"}));
+        assert_eq!(code, StatusCode::OK);
+        if i < max {
+            assert_eq!(v["status"], "success", "call {i}: {v}");
+        } else {
+            assert_eq!(v["status"], "error", "call {i}: {v}");
+            let formatted = v["formatted"].as_str().unwrap();
+            assert!(
+                formatted
+                    .starts_with("<tool_result name=\"read_file\" status=\"error\">\nnot run: "),
+                "{formatted}"
+            );
+            assert!(formatted.contains("at most 20 tool calls"), "{formatted}");
+        }
+    }
+    assert_eq!(
+        audit_lines(&f).len(),
+        max,
+        "only the admitted calls reached the engine"
+    );
+
+    let (_, v) = s.exec(
+        json!({"name": "write_file", "args": {"path": "w.txt", "content": "x"}, "reply": "r-2"}),
+    );
+    assert_eq!(v["status"], "denied", "{v}");
+    let (_, v) = s.exec(json!({"name": "read_file", "args": {"path": "a.txt"}, "reply": "r-2"}));
+    assert_eq!(v["status"], "error", "{v}");
+    assert!(
+        v["output"]
+            .as_str()
+            .unwrap()
+            .contains("not run: the user denied an earlier call of this reply (write_file)"),
+        "{v}"
+    );
+    let (_, v) = s.exec(json!({"name": "read_file", "args": {"path": "a.txt"}, "reply": "r-3"}));
+    assert_eq!(v["status"], "success", "{v}");
+    s.shutdown();
 }

@@ -17,5 +17,6 @@ mod jail;
 mod oracle;
 mod parser;
 mod protect;
+mod reply;
 mod rules;
 mod search;

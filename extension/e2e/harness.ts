@@ -77,6 +77,9 @@ export interface BridgeOptions {
   approval?: "deny" | "allow" | "tty";
   denyReason?: string;
   extra?: string[];
+  /** A fixed port (default: a free one) and pairing key (default: a fresh one). */
+  port?: number;
+  token?: string;
 }
 
 export async function startBridge(dir: string, opts: BridgeOptions = {}): Promise<Bridge> {
@@ -84,12 +87,12 @@ export async function startBridge(dir: string, opts: BridgeOptions = {}): Promis
   if (!bin) throw new Error("no ground-link binary: build it (cargo build) or set GROUND_LINK_BIN to its path");
   if (!announced) console.log(`bridge: ${bin}`);
   announced = true;
-  const token = randomBytes(32).toString("hex");
+  const token = opts.token ?? randomBytes(32).toString("hex");
   // its own config and data folders: no rules or audit files of the person running the tests
   const home = tempDir("home");
   const tokenFile = join(home, "token");
   writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
-  const args = ["serve", "--dir", dir, "--port", "0", "--token-file", tokenFile, "--approval", opts.approval ?? "allow"];
+  const args = ["serve", "--dir", dir, "--port", String(opts.port ?? 0), "--token-file", tokenFile, "--approval", opts.approval ?? "allow"];
   if (opts.denyReason) args.push("--deny-reason", opts.denyReason);
   args.push(...(opts.extra ?? []));
   // --approval tty needs a terminal: `script` gives the bridge one, and we type into it

@@ -110,16 +110,16 @@ describe("stream routing", () => {
 });
 
 describe("SSE reader", () => {
-  it("joins multi-line data and names events", () => {
-    const got: { event: string; data: string }[] = [];
+  it("joins multi-line data, names events and keeps each event's own id", () => {
+    const got: { event: string; data: string; id: string }[] = [];
     const r = new SseReader((e) => got.push(e));
-    r.push("event: x\ndata: a\nda");
+    r.push("event: x\nid: 7\ndata: a\nda");
     r.push("ta: b\n\ndata: c\r");
     r.push("\n\r\n");
     r.finish();
     expect(got).toEqual([
-      { event: "x", data: "a\nb" },
-      { event: "message", data: "c" },
+      { event: "x", data: "a\nb", id: "7" },
+      { event: "message", data: "c", id: "" },
     ]);
   });
 });

@@ -28,7 +28,7 @@ describe("shared tool_blocks vectors", () => {
         const block = c.expect[i]?.block !== undefined ? { block: c.input.slice(b.start, b.end) } : {};
         if (b.kind === "error") return { error: b.error, ...block };
         const call: { name: string; args: Record<string, unknown>; reason?: string } = { name: b.call.name, args: b.call.args };
-        if (b.call.reason !== undefined) call.reason = b.call.reason;
+        if (typeof b.call.reason === "string") call.reason = b.call.reason;
         return { call, ...block };
       });
       expect(got).toEqual(c.expect);

@@ -1,23 +1,16 @@
-//! TypeScript types for the UI, generated from the Rust types' JSON Schemas (schemars), so the
-//! wire types are written once. `ui/src/gen/types.ts` is checked in; the test
-//! `generated_types_are_current` fails when it is stale, and
+//! The UI's TypeScript types (`ui/src/gen/types.ts`), generated from the Rust types by the
+//! core's converter ([`ground_link::tsgen`]); this file only names the roots the UI sees. The
+//! test `generated_types_are_current` fails when the file is stale, and
 //! `GL_WRITE_TYPES=1 cargo test -p ground-link-app tsgen` rewrites it.
-//!
-//! The converter covers what our types use: objects, string enums, tagged unions, arrays,
-//! maps, optional and nullable fields, and references between types.
 
 use std::collections::BTreeMap;
 
-use schemars::generate::SchemaSettings;
-use serde_json::{Map, Value};
+use ground_link::tsgen;
+use serde_json::Value;
 
 /// Register every type the UI sees; returns their definitions by name.
 pub fn definitions() -> BTreeMap<String, Value> {
-    // The shape as serialised: a field with a default is always present in what Rust sends, so
-    // only `skip_serializing_if` fields come out optional.
-    let mut g = SchemaSettings::draft2020_12()
-        .for_serialize()
-        .into_generator();
+    let mut g = tsgen::generator();
     macro_rules! roots {
         ($($t:ty),* $(,)?) => { $( let _ = g.subschema_for::<$t>(); )* };
     }
@@ -41,202 +34,19 @@ pub fn definitions() -> BTreeMap<String, Value> {
         ground_link::hooks::HookRun,
         crate::commands::SettingsView,
     );
-    g.definitions()
-        .iter()
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
+    tsgen::definitions(&g)
 }
 
 pub fn typescript() -> String {
-    let mut out = String::from(
+    tsgen::typescript(
         "// Generated from the Rust types by src-tauri/src/tsgen.rs; do not edit by hand.\n// Regenerate: GL_WRITE_TYPES=1 cargo test -p ground-link-app tsgen\n/* eslint-disable */\n\n",
-    );
-    for (name, schema) in definitions() {
-        if let Some(d) = schema.get("description").and_then(Value::as_str) {
-            out.push_str(&doc(d, ""));
-        }
-        out.push_str(&format!("export type {name} = {};\n\n", ty(&schema, "")));
-    }
-    out
-}
-
-fn doc(text: &str, indent: &str) -> String {
-    let body = text.replace("*/", "*\\/");
-    if body.contains('\n') {
-        let lines: Vec<String> = body
-            .lines()
-            .map(|l| format!("{indent} * {l}").trim_end().to_string())
-            .collect();
-        format!("{indent}/**\n{}\n{indent} */\n", lines.join("\n"))
-    } else {
-        format!("{indent}/** {body} */\n")
-    }
-}
-
-fn literal(v: &Value) -> String {
-    v.to_string()
-}
-
-fn union(parts: Vec<String>) -> String {
-    let mut seen = Vec::new();
-    for p in parts {
-        if !seen.contains(&p) {
-            seen.push(p);
-        }
-    }
-    if seen.is_empty() {
-        "never".to_string()
-    } else {
-        seen.join(" | ")
-    }
-}
-
-fn ty(s: &Value, indent: &str) -> String {
-    let Some(obj) = s.as_object() else {
-        return if s == &Value::Bool(false) {
-            "never".into()
-        } else {
-            "unknown".into()
-        };
-    };
-    if let Some(r) = obj.get("$ref").and_then(Value::as_str) {
-        return r.rsplit('/').next().unwrap_or("unknown").to_string();
-    }
-    if let Some(c) = obj.get("const") {
-        return literal(c);
-    }
-    if let Some(e) = obj.get("enum").and_then(Value::as_array) {
-        return union(e.iter().map(literal).collect());
-    }
-    for key in ["oneOf", "anyOf"] {
-        if let Some(alts) = obj.get(key).and_then(Value::as_array) {
-            return union(alts.iter().map(|a| ty(a, indent)).collect());
-        }
-    }
-    if let Some(all) = obj.get("allOf").and_then(Value::as_array) {
-        return all
-            .iter()
-            .map(|a| ty(a, indent))
-            .collect::<Vec<_>>()
-            .join(" & ");
-    }
-    match obj.get("type") {
-        Some(Value::Array(types)) => union(
-            types
-                .iter()
-                .map(|t| {
-                    let mut one = obj.clone();
-                    one.insert("type".into(), t.clone());
-                    ty(&Value::Object(one), indent)
-                })
-                .collect(),
-        ),
-        Some(Value::String(t)) => match t.as_str() {
-            "string" => "string".into(),
-            "integer" | "number" => "number".into(),
-            "boolean" => "boolean".into(),
-            "null" => "null".into(),
-            "array" => {
-                let item = obj
-                    .get("items")
-                    .map(|i| ty(i, indent))
-                    .unwrap_or_else(|| "unknown".into());
-                if item.contains(' ') {
-                    format!("({item})[]")
-                } else {
-                    format!("{item}[]")
-                }
-            }
-            "object" => object(obj, indent),
-            _ => "unknown".into(),
-        },
-        _ => "unknown".into(),
-    }
-}
-
-fn object(obj: &Map<String, Value>, indent: &str) -> String {
-    let props = obj.get("properties").and_then(Value::as_object);
-    let required: Vec<&str> = obj
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let Some(props) = props.filter(|p| !p.is_empty()) else {
-        return match obj.get("additionalProperties") {
-            Some(Value::Bool(false)) => "Record<string, never>".into(),
-            Some(extra @ Value::Object(_)) => format!("Record<string, {}>", ty(extra, indent)),
-            _ => "Record<string, unknown>".into(),
-        };
-    };
-    let inner = format!("{indent}  ");
-    let mut s = String::from("{\n");
-    for (k, v) in props {
-        if let Some(d) = v.get("description").and_then(Value::as_str) {
-            s.push_str(&doc(d, &inner));
-        }
-        let opt = if required.contains(&k.as_str()) {
-            ""
-        } else {
-            "?"
-        };
-        let key = if k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            k.clone()
-        } else {
-            format!("{k:?}")
-        };
-        s.push_str(&format!("{inner}{key}{opt}: {};\n", ty(v, &inner)));
-    }
-    s.push_str(indent);
-    s.push('}');
-    s
+        &definitions(),
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn converts_the_shapes_we_use() {
-        let table = [
-            (serde_json::json!({"type": "string"}), "string"),
-            (
-                serde_json::json!({"type": ["integer", "null"]}),
-                "number | null",
-            ),
-            (
-                serde_json::json!({"type": "array", "items": {"$ref": "#/$defs/Rule"}}),
-                "Rule[]",
-            ),
-            (
-                serde_json::json!({"type": "array", "items": {"type": ["string", "null"]}}),
-                "(string | null)[]",
-            ),
-            (
-                serde_json::json!({"enum": ["ask", "auto"]}),
-                "\"ask\" | \"auto\"",
-            ),
-            (
-                serde_json::json!({"anyOf": [{"$ref": "#/$defs/Rule"}, {"type": "null"}]}),
-                "Rule | null",
-            ),
-            (
-                serde_json::json!({"type": "object", "additionalProperties": true}),
-                "Record<string, unknown>",
-            ),
-            (
-                serde_json::json!({"type": "object", "additionalProperties": {"type": "integer"}}),
-                "Record<string, number>",
-            ),
-            (
-                serde_json::json!({"type": "object", "properties": {"type": {"const": "deny"}, "reason": {"type": "string"}}, "required": ["type"]}),
-                "{\n  reason?: string;\n  type: \"deny\";\n}",
-            ),
-            (serde_json::json!(true), "unknown"),
-        ];
-        for (schema, want) in table {
-            assert_eq!(ty(&schema, ""), want, "{schema}");
-        }
-    }
 
     #[test]
     fn generated_types_are_current() {

@@ -1,25 +1,24 @@
-//! What the approval dialog renders, computed here rather than in the web page: arguments and
-//! every other model-controlled text go through the core's sanitiser (invisible and bidi
-//! characters become visible `[U+XXXX]`), long values are cut with their size, and the diff is
-//! split into typed lines. The page only sets `textContent`; it never interprets anything.
+//! What the approval dialog renders, computed here rather than in the web page, from the core's
+//! one description of a call ([`ground_link::approval::describe_call`], which the terminal
+//! approver prints too): single-line fields keep newlines and control characters visible (`⏎`,
+//! `\u{…}`), long values are cut with their size, multi-line content comes only as framed
+//! blocks, and the diff is split into typed lines. The page only sets `textContent`; it never
+//! interprets anything.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use ground_link::format::sanitize;
+use ground_link::approval::{BLOCK_LINES, ShownBlock, describe_call, one_line};
 use ground_link::protocol::{ApprovalRequest, Language, Risk, Rule, Scope, Source, ToolName};
 
-/// Longest argument value shown in full; longer ones are cut and their size given.
-pub const ARG_SHOWN_CHARS: usize = 4000;
 /// Longest diff shown, in lines.
-pub const DIFF_SHOWN_LINES: usize = 400;
+pub const DIFF_SHOWN_LINES: usize = BLOCK_LINES;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ArgLine {
     pub name: String,
-    /// Escaped: strings in quotes with hidden characters made visible.
+    /// On one line: strings in quotes, newlines as `⏎`, control characters as `\u{…}`.
     pub value: String,
     /// Whether `value` was cut.
     pub cut: bool,
@@ -57,6 +56,8 @@ pub struct ApprovalView {
     pub diff: Vec<DiffLine>,
     /// Lines of the diff left out.
     pub diff_cut: usize,
+    /// Multi-line arguments in full (when there is no diff), framed line by line.
+    pub blocks: Vec<ShownBlock>,
     /// The chat the call came from (the extension's session id), escaped.
     pub chat: Option<String>,
     pub source: Source,
@@ -77,24 +78,6 @@ pub struct DialogState {
     pub language: Language,
 }
 
-fn shown_value(v: &Value) -> (String, bool) {
-    let text = match v {
-        // Shown as written (newlines kept), with hidden characters made visible below.
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    };
-    let chars = text.chars().count();
-    if chars > ARG_SHOWN_CHARS {
-        let head: String = text.chars().take(ARG_SHOWN_CHARS).collect();
-        (
-            format!("{}… ({} characters in all)", sanitize(&head), chars),
-            true,
-        )
-    } else {
-        (sanitize(&text), false)
-    }
-}
-
 pub fn diff_lines(diff: &str) -> (Vec<DiffLine>, usize) {
     let mut out = Vec::new();
     let total = diff.lines().count();
@@ -112,7 +95,7 @@ pub fn diff_lines(diff: &str) -> (Vec<DiffLine>, usize) {
         };
         out.push(DiffLine {
             kind,
-            text: sanitize(line),
+            text: one_line(line),
         });
     }
     (out, total.saturating_sub(DIFF_SHOWN_LINES))
@@ -121,28 +104,28 @@ pub fn diff_lines(diff: &str) -> (Vec<DiffLine>, usize) {
 impl ApprovalView {
     pub fn new(request: &ApprovalRequest, arrived_unix_ms: u64) -> ApprovalView {
         let (diff, diff_cut) = request.diff.as_deref().map(diff_lines).unwrap_or_default();
+        let d = describe_call(request);
         ApprovalView {
             call_id: request.call_id.clone(),
             tool: request.tool,
-            args: request
+            args: d
                 .args
-                .iter()
-                .map(|(k, v)| {
-                    let (value, cut) = shown_value(v);
-                    ArgLine {
-                        name: sanitize(k),
-                        value,
-                        cut,
-                    }
+                .into_iter()
+                .map(|a| ArgLine {
+                    name: a.name,
+                    value: a.value,
+                    cut: a.cut,
                 })
                 .collect(),
-            reason: request.reason.as_deref().map(sanitize),
+            reason: d.reason,
             risk: request.risk,
-            why: sanitize(&request.decision.reason),
-            command_parts: request.command_parts.iter().map(|p| sanitize(p)).collect(),
+            why: d.why,
+            command_parts: d.command_parts,
             diff,
             diff_cut,
-            chat: request.session.as_deref().map(sanitize),
+            // The diff is drawn from its typed lines above; the other blocks as they are.
+            blocks: d.blocks.into_iter().filter(|b| b.title != "diff").collect(),
+            chat: d.chat,
             source: request.source,
             proposed_rule: request.proposed_rule.clone(),
             scopes: request.scopes.clone(),
@@ -163,6 +146,7 @@ pub fn unix_ms() -> u64 {
 pub(crate) mod tests {
     use super::*;
     use ground_link::protocol::{Decision, RuleAction, RuleMatch, Verdict};
+    use serde_json::Value;
 
     pub fn request(call_id: &str, args: Value) -> ApprovalRequest {
         ApprovalRequest {
@@ -200,16 +184,17 @@ pub(crate) mod tests {
 
     #[test]
     fn model_text_is_escaped_and_cut() {
-        let long = "x".repeat(ARG_SHOWN_CHARS + 10);
-        let r = request(
+        let long = "x".repeat(ground_link::approval::INLINE_CHARS + 10);
+        let mut r = request(
             "c-1",
             serde_json::json!({"path": "a\u{200B}b<tool>", "line": "one\u{1b}[31m\ntwo", "content": long, "n": 3}),
         );
+        r.reason = Some("fix\u{200B} it\ncommand: rm -rf ~".into());
         let v = ApprovalView::new(&r, 1000);
         let arg = |n: &str| v.args.iter().find(|a| a.name == n).unwrap().clone();
         let table = [
-            ("path", "a[U+200B]b‹tool>", false),
-            ("line", "one[U+001B][31m\ntwo", false),
+            ("path", "\"a[U+200B]b‹tool>\"", false),
+            ("line", "\"one\\u{001b}[31m⏎two\"", false),
             ("n", "3", false),
         ];
         for (name, want, cut) in table {
@@ -217,14 +202,25 @@ pub(crate) mod tests {
             assert_eq!(arg(name).cut, cut, "{name}");
         }
         assert!(arg("content").cut);
-        assert!(
-            arg("content")
-                .value
-                .ends_with(&format!("({} characters in all)", ARG_SHOWN_CHARS + 10))
+        assert!(arg("content").value.ends_with(&format!(
+            "({} characters in all)\"",
+            ground_link::approval::INLINE_CHARS + 10
+        )));
+        // No model text reaches the page with a line break in it.
+        assert_eq!(
+            v.reason.as_deref(),
+            Some("fix[U+200B] it⏎command: rm -rf ~")
         );
-        assert_eq!(v.reason.as_deref(), Some("fix[U+200B] it"));
+        assert!(v.args.iter().all(|a| !a.value.contains('\n')));
         assert_eq!(v.deadline_ms, 121_000);
         assert_eq!(v.chat.as_deref(), Some("chat.example/c/1"));
+        // A diff shows the change, so the content is not repeated as a block.
+        assert!(v.blocks.is_empty());
+        r.diff = None;
+        let v = ApprovalView::new(&r, 1000);
+        assert_eq!(v.blocks.len(), 1);
+        assert_eq!(v.blocks[0].title, "line");
+        assert_eq!(v.blocks[0].lines, ["one\\u{001b}[31m", "two"]);
     }
 
     #[test]

@@ -207,7 +207,32 @@ impl World {
     /// so these are clicked from the page itself — the same handler, the same command.
     fn press(&self, css: &str) {
         self.el(css);
+        // The allow buttons sleep for a moment after the dialog appears (input protection):
+        // wait until the button takes clicks, as a person would see it enabled.
+        self.wait_for("the button to be enabled", Duration::from_secs(5), || {
+            (self.js(&format!("return document.querySelector({css:?}).disabled")) == json!(false))
+                .then_some(())
+        });
         self.js(&format!("document.querySelector({css:?}).click()"));
+    }
+
+    /// Key presses through WebDriver Actions: real key events to whatever has focus, as if the
+    /// person were typing.
+    fn keys(&self, keys: &[&str]) {
+        let actions: Vec<Value> = keys
+            .iter()
+            .flat_map(|k| {
+                [
+                    json!({"type": "keyDown", "value": k}),
+                    json!({"type": "keyUp", "value": k}),
+                ]
+            })
+            .collect();
+        self.wd(
+            reqwest::Method::POST,
+            "/actions",
+            Some(json!({"actions": [{"type": "key", "id": "keyboard", "actions": actions}]})),
+        );
     }
 
     fn type_into(&self, css: &str, text: &str) {
@@ -488,6 +513,39 @@ fn escape_denies() {
     assert_eq!(r["status"], "denied", "{r}");
 }
 
+/// Finding 4 of issue 10: keystrokes meant for the chat never approve. Focus starts in the deny
+/// reason; Tab + Space typed as the dialog appears reaches the deny button at most, and the
+/// allow buttons ignore activation for a moment after the dialog appears or regains focus.
+fn keystrokes_never_approve() {
+    let w = World::start(&[]);
+    let call = w.exec(exec_call("touch typed.txt"));
+    w.wait_dialog("exec_cmd");
+    assert_eq!(
+        w.js("return document.activeElement.id"),
+        json!("deny-reason")
+    );
+    // Tab, Space, Enter as someone typing in the chat would: Tab moves from the deny reason to
+    // Deny (the sleeping allow buttons are not even in the tab order), so this can only deny.
+    w.js("window.dispatchEvent(new Event('focus'))");
+    assert_eq!(
+        w.js("return document.querySelector('#allow-once').disabled"),
+        json!(true),
+        "the allow buttons sleep after the dialog regains focus"
+    );
+    w.keys(&["\u{E004}", "\u{E00D}", "\u{E007}"]);
+    let r = call.join().unwrap();
+    assert_ne!(r["status"], "success", "{r}");
+    assert!(!w.root.join("typed.txt").exists());
+    // A click that lands while the buttons sleep is ignored; once awake, they work.
+    let next = w.exec(exec_call("touch clicked.txt"));
+    w.wait_dialog("exec_cmd");
+    w.js("window.dispatchEvent(new Event('focus')); const b = document.querySelector('#allow-once'); b.disabled = false; b.click(); b.disabled = true;");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(w.dialog_visible(), "the early click answered the call");
+    w.press("#allow-once");
+    assert_eq!(next.join().unwrap()["status"], "success");
+}
+
 fn closing_the_dialog_denies() {
     let w = World::start(&[]);
     let call = w.exec(exec_call("touch closed.txt"));
@@ -635,16 +693,36 @@ fn trust_hooks_and_pairing_from_settings() {
     assert_eq!(r["status"], "denied", "{r}");
     assert!(r["output"].as_str().unwrap().contains("lint failed"), "{r}");
 
-    // Pairing: an extension that presented the token is listed; a new token locks the old out.
+    // Pairing: an extension that signed a request with the key is listed (an extension never
+    // sends the key itself: it signs, DESIGN §6); a new token locks the old out.
     let ext = "chrome-extension://abcdefghijklmnopabcdefghijklmnop";
     let old = w.token();
     let tools = |token: &str, origin: Option<&str>| {
-        let mut req = w
-            .http
-            .get(format!("http://127.0.0.1:{}/tools", w.port))
-            .bearer_auth(token);
-        if let Some(o) = origin {
-            req = req.header("Origin", o);
+        let mut req = w.http.get(format!("http://127.0.0.1:{}/tools", w.port));
+        match origin {
+            Some(o) => {
+                let host = format!("127.0.0.1:{}", w.port);
+                let signed = ground_link::bridge::sign::sign_request(
+                    token.as_bytes(),
+                    "GET",
+                    "/tools",
+                    &host,
+                    b"",
+                )
+                .unwrap();
+                req = req
+                    .header("Origin", o)
+                    .header(ground_link::bridge::sign::HEADER_NONCE, signed.nonce)
+                    .header(
+                        ground_link::bridge::sign::HEADER_TIME,
+                        signed.time_ms.to_string(),
+                    )
+                    .header(
+                        ground_link::bridge::sign::HEADER_SIGNATURE,
+                        signed.signature,
+                    );
+            }
+            None => req = req.bearer_auth(token),
         }
         req.send().unwrap().status().as_u16()
     };
@@ -723,6 +801,7 @@ fn e2e() {
             deny_with_reason_reaches_the_model,
         ),
         ("Escape denies", escape_denies),
+        ("keystrokes never approve", keystrokes_never_approve),
         ("closing the dialog denies", closing_the_dialog_denies),
         (
             "a deny rule added in settings takes effect at once",

@@ -4,15 +4,22 @@
 //! - bound to `127.0.0.1` only; there is no option to bind elsewhere;
 //! - every route checks Host (DNS rebinding) and Origin (web pages) before anything else, and no
 //!   response ever carries CORS headers, so a web page can neither call nor read the bridge;
-//! - every route but `/health` needs the bearer token, compared in constant time; a token in
-//!   the query string, Basic auth or a prefix of the token is refused;
+//! - every route but `/health` needs proof of the pairing key: a signed request ([`sign`]: the
+//!   key itself never crosses the wire, a replayed or relayed request is refused, and the answer
+//!   is signed back), or — for clients outside a browser only — the bearer token, compared in
+//!   constant time; a token in the query string, Basic auth or a prefix of the token is refused;
 //! - bodies over [`MAX_BODY`] are refused with 413 before they are buffered;
+//! - floods are bounded: [`MAX_IN_FLIGHT`] unfinished calls per token (then 429),
+//!   [`MAX_STREAMS`] `/events` streams per token (a new one ends the oldest), and at most
+//!   [`crate::reply::MAX_CALLS_PER_REPLY`] calls of one reply run;
 //! - nothing here answers an approval: the broker asks the host's own approver.
 
 pub mod broker;
+pub mod sign;
 pub mod token;
+pub mod wire;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -27,7 +34,7 @@ use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use futures_util::StreamExt;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::json;
 use tokio_stream::wrappers::BroadcastStream;
 
@@ -35,6 +42,7 @@ use crate::bridge::broker::{Broker, Phase};
 use crate::bridge::token::Token;
 use crate::engine::{Engine, new_call_id, parse_request};
 use crate::protocol::{CallResult, Language, Source};
+use crate::reply::ReplyLedger;
 
 /// Largest request body: a 16 MiB file plus JSON escaping.
 pub const MAX_BODY: usize = 40 * 1024 * 1024;
@@ -42,6 +50,14 @@ pub const MAX_BODY: usize = 40 * 1024 * 1024;
 pub const DEFAULT_WAIT: Duration = Duration::from_secs(20);
 /// Long-poll limit for `GET /calls/{id}`.
 pub const MAX_POLL: Duration = Duration::from_secs(20);
+/// Calls of one token not finished yet (running or waiting for the person); more is 429. One
+/// reply runs its calls one by one, so this only bites a client that floods.
+pub const MAX_IN_FLIGHT: usize = 64;
+/// Open `/events` streams per token. A service worker that Chrome restarted leaves its old
+/// stream behind; the newest ones are the live ones, so a new stream ends the oldest.
+pub const MAX_STREAMS: usize = 8;
+/// Replies whose call counts and denials the bridge remembers (the oldest is forgotten first).
+const MAX_REPLIES: usize = 1024;
 
 pub struct Bridge {
     engine: Arc<Engine>,
@@ -53,6 +69,19 @@ pub struct Bridge {
     last_seen: AtomicU64,
     /// `/events` streams open now (each one was authenticated when it opened).
     listeners: Arc<AtomicUsize>,
+    /// Open `/events` streams, oldest first, each with the switch that ends it.
+    streams: Mutex<VecDeque<(u64, tokio_util::sync::CancellationToken)>>,
+    next_stream: AtomicU64,
+    /// Calls not finished yet (the bridge has one token today, so this count is that token's).
+    in_flight: Arc<AtomicUsize>,
+    /// Per reply id: how many of its calls ran, and whether the person stopped the rest.
+    replies: Mutex<Replies>,
+    /// Nonces of signed requests within the freshness window.
+    nonces: sign::NonceBook,
+    /// Unix ms just before the port was bound. A signed request stamped earlier was made for
+    /// whatever listened before — a squatter that captured it, say — and is refused, so the
+    /// nonces forgotten by a restart cannot be replayed.
+    started_ms: u64,
     /// Cancelled when the bridge starts shutting down: event streams end then, so a client
     /// reconnects to whatever serves next instead of holding a dead stream (and the server
     /// does not wait for it).
@@ -105,23 +134,6 @@ fn unix_now() -> u64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0)
-}
-
-/// Counts one open `/events` stream for as long as the stream lives; the server drops the
-/// stream when the client goes away (at the latest on the next keep-alive write).
-struct Listening(Arc<AtomicUsize>);
-
-impl Listening {
-    fn new(count: &Arc<AtomicUsize>) -> Listening {
-        count.fetch_add(1, Ordering::Relaxed);
-        Listening(Arc::clone(count))
-    }
-}
-
-impl Drop for Listening {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
-    }
 }
 
 /// A bound, not yet serving, bridge.
@@ -183,6 +195,7 @@ pub async fn bind(
     token: Token,
     port: u16,
 ) -> Result<Bound, BridgeError> {
+    let started_ms = sign::now_ms();
     let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port))
         .await
         .map_err(|source| BridgeError::Bind { port, source })?;
@@ -198,6 +211,12 @@ pub async fn bind(
         paired: Mutex::new(BTreeMap::new()),
         last_seen: AtomicU64::new(0),
         listeners: Arc::new(AtomicUsize::new(0)),
+        streams: Mutex::new(VecDeque::new()),
+        next_stream: AtomicU64::new(0),
+        in_flight: Arc::new(AtomicUsize::new(0)),
+        replies: Mutex::new(Replies::default()),
+        nonces: sign::NonceBook::default(),
+        started_ms,
         closing: tokio_util::sync::CancellationToken::new(),
     });
     Ok(Bound { bridge, listener })
@@ -219,12 +238,22 @@ pub fn router(bridge: Arc<Bridge>) -> Router {
 }
 
 fn error(status: StatusCode, message: impl Into<String>) -> Response {
-    (status, axum::Json(json!({"error": message.into()}))).into_response()
+    (
+        status,
+        axum::Json(wire::ErrorBody {
+            error: message.into(),
+        }),
+    )
+        .into_response()
 }
 
-/// Whether the request carried the right token; set by [`guard`].
+/// Whether the request proved the pairing key; set by [`guard`].
 #[derive(Clone, Copy)]
 struct Authed(bool);
+
+/// The nonce of a request that was signed and checked; its answer is signed over it.
+#[derive(Clone)]
+struct SignedNonce(String);
 
 fn host_ok(headers: &HeaderMap, port: u16) -> bool {
     let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else {
@@ -255,7 +284,119 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
     first.to_str().ok()?.strip_prefix("Bearer ")
 }
 
-async fn guard(State(bridge): State<Arc<Bridge>>, mut req: Request, next: Next) -> Response {
+/// The one value of a header, or `None` when it is absent, repeated or not text.
+fn single<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    let mut values = headers.get_all(name).iter();
+    let first = values.next()?;
+    if values.next().is_some() {
+        return None;
+    }
+    first.to_str().ok()
+}
+
+/// Check a signed request: its MAC first (so nobody without the key can fill the nonce book),
+/// then its freshness and its nonce. The body is read here because its digest is signed; it is
+/// put back for the handler.
+async fn verify_signed(bridge: &Bridge, req: Request) -> Result<(Request, String), Response> {
+    let unauthorized = |e: sign::SignError| error(StatusCode::UNAUTHORIZED, e.to_string());
+    let headers = req.headers();
+    let field = |name: &'static str| single(headers, name).ok_or(sign::SignError::Missing(name));
+    let nonce = field(sign::HEADER_NONCE).map_err(unauthorized)?.to_string();
+    let time = field(sign::HEADER_TIME).map_err(unauthorized)?;
+    let signature = field(sign::HEADER_SIGNATURE)
+        .map_err(unauthorized)?
+        .to_string();
+    sign::check_nonce(&nonce).map_err(unauthorized)?;
+    sign::check_signature(&signature).map_err(unauthorized)?;
+    let time_ms = sign::parse_time(time).map_err(unauthorized)?;
+    if headers.contains_key(header::AUTHORIZATION) {
+        // Two proofs at once: refuse rather than pick one.
+        return Err(error(
+            StatusCode::UNAUTHORIZED,
+            "send either a signed request or a bearer token, not both",
+        ));
+    }
+    // `host_ok` already held, so this is our own port in one of its spellings.
+    let host = single(headers, header::HOST.as_str())
+        .unwrap_or_default()
+        .to_string();
+    let method = req.method().as_str().to_string();
+    let path = req
+        .uri()
+        .path_and_query()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_else(|| req.uri().path().to_string());
+    let (parts, body) = req.into_parts();
+    let body = axum::body::to_bytes(body, MAX_BODY).await.map_err(|_| {
+        error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the body is larger than {MAX_BODY} bytes"),
+        )
+    })?;
+    let digest = sign::body_digest(&body);
+    let expected = sign::request_mac(
+        bridge.token.secret().as_bytes(),
+        &sign::RequestParts {
+            method: &method,
+            path: &path,
+            host: &host,
+            nonce: &nonce,
+            time_ms,
+            body_digest: &digest,
+        },
+    );
+    if !sign::same(&expected, &signature) {
+        return Err(unauthorized(sign::SignError::BadSignature));
+    }
+    if time_ms < bridge.started_ms {
+        return Err(unauthorized(sign::SignError::BeforeStart));
+    }
+    bridge
+        .nonces
+        .admit(&nonce, time_ms, sign::now_ms())
+        .map_err(|e| match e {
+            sign::SignError::Full => error(StatusCode::TOO_MANY_REQUESTS, e.to_string()),
+            e => unauthorized(e),
+        })?;
+    Ok((
+        Request::from_parts(parts, axum::body::Body::from(body)),
+        nonce,
+    ))
+}
+
+/// Sign an answer over the request's nonce, its status and its body. Streams (`/events`) sign
+/// each message instead; their header covers [`sign::STREAM_BODY`].
+async fn sign_answer(bridge: &Bridge, nonce: &str, res: Response) -> Response {
+    let key = bridge.token.secret().as_bytes();
+    let status = res.status().as_u16();
+    let streamed = res
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.starts_with("text/event-stream"));
+    if streamed {
+        let mac = sign::answer_mac(key, nonce, status, sign::STREAM_BODY);
+        let mut res = res;
+        if let Ok(v) = HeaderValue::from_str(&mac) {
+            res.headers_mut().insert(sign::HEADER_ANSWER, v);
+        }
+        return res;
+    }
+    let (mut parts, body) = res.into_parts();
+    let Ok(body) = axum::body::to_bytes(body, usize::MAX).await else {
+        return error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the answer could not be read to sign it",
+        );
+    };
+    let mac = sign::answer_mac(key, nonce, status, &sign::body_digest(&body));
+    if let Ok(v) = HeaderValue::from_str(&mac) {
+        parts.headers.insert(sign::HEADER_ANSWER, v);
+    }
+    Response::from_parts(parts, axum::body::Body::from(body))
+}
+
+async fn guard(State(bridge): State<Arc<Bridge>>, req: Request, next: Next) -> Response {
     let headers = req.headers();
     if !host_ok(headers, bridge.port) {
         tracing::warn!(host = ?headers.get(header::HOST), "refused: bad Host");
@@ -282,7 +423,35 @@ async fn guard(State(bridge): State<Arc<Bridge>>, mut req: Request, next: Next) 
             return error(StatusCode::FORBIDDEN, "web pages may not call ground-link");
         }
     };
-    let authed = bearer(req.headers()).is_some_and(|t| bridge.token.matches(t));
+    let signed = headers.contains_key(sign::HEADER_SIGNATURE)
+        || headers.contains_key(sign::HEADER_NONCE)
+        || headers.contains_key(sign::HEADER_TIME);
+    let (mut req, nonce) = if signed {
+        match verify_signed(&bridge, req).await {
+            Ok((req, nonce)) => (req, Some(nonce)),
+            Err(res) => {
+                eprintln!(
+                    "ground-link: {} refused a signed request that did not verify",
+                    res.status().as_u16()
+                );
+                return res;
+            }
+        }
+    } else {
+        (req, None)
+    };
+    let authed = match &nonce {
+        Some(_) => true,
+        // A browser extension always signs: a bearer token from one would mean the raw key
+        // travels, which is exactly what signing exists to prevent.
+        None if origin.is_some() && req.headers().contains_key(header::AUTHORIZATION) => {
+            return error(
+                StatusCode::UNAUTHORIZED,
+                "browser extensions must sign their requests; a bearer token is refused from them",
+            );
+        }
+        None => bearer(req.headers()).is_some_and(|t| bridge.token.matches(t)),
+    };
     if authed {
         let now = unix_now();
         bridge.last_seen.store(now, Ordering::Relaxed);
@@ -296,14 +465,20 @@ async fn guard(State(bridge): State<Arc<Bridge>>, mut req: Request, next: Next) 
     } else if req.uri().path() != "/health" {
         return error(
             StatusCode::UNAUTHORIZED,
-            "missing or wrong token: send Authorization: Bearer <token> (see `ground-link token`)",
+            "missing or wrong token: sign the request with the pairing key, or (outside a browser) send Authorization: Bearer <token> (see `ground-link token`)",
         );
     }
     req.extensions_mut().insert(Authed(authed));
+    if let Some(n) = &nonce {
+        req.extensions_mut().insert(SignedNonce(n.clone()));
+    }
     let mut res = next.run(req).await;
     res.headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    res
+    match nonce {
+        Some(n) => sign_answer(&bridge, &n, res).await,
+        None => res,
+    }
 }
 
 async fn not_found() -> Response {
@@ -317,23 +492,22 @@ async fn health(
     State(bridge): State<Arc<Bridge>>,
     axum::Extension(Authed(authed)): axum::Extension<Authed>,
 ) -> Response {
-    let mut body =
-        json!({"status": "ok", "app": "ground-link", "version": env!("CARGO_PKG_VERSION")});
+    let mut body = wire::Health {
+        status: "ok".to_string(),
+        app: "ground-link".to_string(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        dir: None,
+        mode: None,
+        sandbox: None,
+        pending: None,
+    };
     if authed {
-        let c = bridge.engine.config();
-        body["dir"] = json!(bridge.engine.jail().root().display().to_string());
-        body["mode"] = json!(bridge.engine.mode());
-        body["sandbox"] = json!(c.sandbox);
-        body["pending"] = json!(bridge.broker.pending_count());
+        body.dir = Some(bridge.engine.jail().root().display().to_string());
+        body.mode = Some(bridge.engine.mode());
+        body.sandbox = Some(bridge.engine.config().sandbox);
+        body.pending = Some(bridge.broker.pending_count() as u64);
     }
     axum::Json(body).into_response()
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Pending<'a> {
-    status: &'static str,
-    call_id: &'a str,
 }
 
 fn result_or_pending(id: &str, result: Option<CallResult>) -> Response {
@@ -341,12 +515,59 @@ fn result_or_pending(id: &str, result: Option<CallResult>) -> Response {
         Some(r) => axum::Json(r).into_response(),
         None => (
             StatusCode::ACCEPTED,
-            axum::Json(Pending {
-                status: "pending",
-                call_id: id,
+            axum::Json(wire::PendingAnswer {
+                status: "pending".to_string(),
+                call_id: id.to_string(),
             }),
         )
             .into_response(),
+    }
+}
+
+/// Ledgers of the replies seen lately, forgotten oldest first.
+#[derive(Default)]
+struct Replies {
+    ledgers: HashMap<String, ReplyLedger>,
+    order: VecDeque<String>,
+}
+
+impl Replies {
+    fn admit(&mut self, reply: &str) -> Result<(), String> {
+        if !self.ledgers.contains_key(reply) {
+            if self.order.len() >= MAX_REPLIES {
+                if let Some(old) = self.order.pop_front() {
+                    self.ledgers.remove(&old);
+                }
+            }
+            self.order.push_back(reply.to_string());
+        }
+        self.ledgers.entry(reply.to_string()).or_default().admit()
+    }
+
+    fn record(&mut self, reply: &str, name: &str, result: &CallResult) {
+        if let Some(l) = self.ledgers.get_mut(reply) {
+            l.record(name, result);
+        }
+    }
+}
+
+/// One unfinished call on the token's count; dropped when the call ends.
+struct InFlight(Arc<AtomicUsize>);
+
+impl InFlight {
+    fn take(count: &Arc<AtomicUsize>) -> Option<InFlight> {
+        count
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < MAX_IN_FLIGHT).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| InFlight(Arc::clone(count)))
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -370,12 +591,47 @@ async fn exec(State(bridge): State<Arc<Bridge>>, body: Bytes) -> Response {
             "callId is longer than 128 characters",
         );
     }
+    if req.reply.as_ref().is_some_and(|r| r.len() > 128) {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "reply is longer than 128 characters",
+        );
+    }
     req.call_id = Some(id.clone());
     let wait = req
         .wait_ms
         .map(Duration::from_millis)
         .unwrap_or(DEFAULT_WAIT)
         .min(Duration::from_secs(25));
+    let Some(slot) = InFlight::take(&bridge.in_flight) else {
+        return error(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!(
+                "{MAX_IN_FLIGHT} calls of this token are still running or waiting for approval; wait for some to finish"
+            ),
+        );
+    };
+    // A call id the bridge already has (a retried request) must not count twice against its
+    // reply; `begin` below refuses it all the same.
+    if bridge.broker.phase(&id).is_some() {
+        return error(
+            StatusCode::CONFLICT,
+            broker::BrokerError::Duplicate(id.clone()).to_string(),
+        );
+    }
+    // Over the reply's cap, or after the person said no to one of its calls: answered at once,
+    // never run (and not audited: the engine never saw it).
+    let reply = req.reply.clone();
+    if let Some(r) = &reply {
+        let admitted = bridge
+            .replies
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .admit(r);
+        if let Err(why) = admitted {
+            return axum::Json(crate::reply::not_run_result(&id, &req.name, &why)).into_response();
+        }
+    }
     let completion = match bridge.broker.begin(&id) {
         Ok(c) => c,
         Err(e @ broker::BrokerError::Duplicate(_)) => {
@@ -383,10 +639,19 @@ async fn exec(State(bridge): State<Arc<Bridge>>, body: Bytes) -> Response {
         }
         Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
     };
-    let engine = Arc::clone(&bridge.engine);
+    let task_bridge = Arc::clone(&bridge);
     // The call runs on its own task: a client that goes away does not stop it half-way.
     tokio::spawn(async move {
-        let result = engine.call(req, Source::Bridge).await;
+        let _slot = slot;
+        let name = req.name.clone();
+        let result = task_bridge.engine.call(req, Source::Bridge).await;
+        if let Some(r) = &reply {
+            task_bridge
+                .replies
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .record(r, &name, &result);
+        }
         completion.finish(result);
     });
     let result = bridge.broker.wait(&id, wait).await.flatten();
@@ -479,20 +744,73 @@ async fn prompt(Query(q): Query<PromptQuery>) -> Response {
         .into_response()
 }
 
-async fn events(State(bridge): State<Arc<Bridge>>) -> Response {
-    let listening = Listening::new(&bridge.listeners);
+/// An open `/events` stream: counted while it lives, and listed so a newer one can end it.
+struct Listening {
+    count: Arc<AtomicUsize>,
+    bridge: Arc<Bridge>,
+    id: u64,
+}
+
+impl Listening {
+    /// Register a stream; past [`MAX_STREAMS`], the oldest is ended.
+    fn open(bridge: &Arc<Bridge>) -> (Listening, tokio_util::sync::CancellationToken) {
+        let id = bridge.next_stream.fetch_add(1, Ordering::Relaxed);
+        // A child of `closing`: shutting down ends every stream too.
+        let stop = bridge.closing.child_token();
+        let mut streams = bridge.streams.lock().unwrap_or_else(|p| p.into_inner());
+        streams.push_back((id, stop.clone()));
+        while streams.len() > MAX_STREAMS {
+            if let Some((_, oldest)) = streams.pop_front() {
+                oldest.cancel();
+            }
+        }
+        drop(streams);
+        bridge.listeners.fetch_add(1, Ordering::Relaxed);
+        let listening = Listening {
+            count: Arc::clone(&bridge.listeners),
+            bridge: Arc::clone(bridge),
+            id,
+        };
+        (listening, stop)
+    }
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        self.count.fetch_sub(1, Ordering::Relaxed);
+        self.bridge
+            .streams
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|(id, _)| *id != self.id);
+    }
+}
+
+async fn events(
+    State(bridge): State<Arc<Bridge>>,
+    signed: Option<axum::Extension<SignedNonce>>,
+) -> Response {
+    let (listening, stop) = Listening::open(&bridge);
+    let key = bridge.token.secret().as_bytes().to_vec();
+    let nonce = signed.map(|axum::Extension(SignedNonce(n))| n);
+    let mut seq = 0u64;
     let stream = BroadcastStream::new(bridge.broker.subscribe()).filter_map(move |e| {
         // The stream owns the guard, so the count drops when the stream does.
         let _alive = &listening;
-        async move {
-            let event = e.ok()?;
-            let data = serde_json::to_string(&event).ok()?;
-            Some(Ok::<_, std::convert::Infallible>(
-                SseEvent::default().data(data),
-            ))
-        }
+        let data = e.ok().and_then(|event| serde_json::to_string(&event).ok());
+        // A signed stream signs each message over the request's nonce and its place in the
+        // stream (the SSE `id`), so nothing can be dropped, repeated or slipped in between.
+        let event = data.map(|data| {
+            let mut ev = SseEvent::default();
+            if let Some(n) = &nonce {
+                ev = ev.id(sign::event_mac(&key, n, seq, &data));
+                seq += 1;
+            }
+            ev.data(data)
+        });
+        async move { event.map(Ok::<_, std::convert::Infallible>) }
     });
-    let stream = stream.take_until(bridge.closing.clone().cancelled_owned());
+    let stream = stream.take_until(stop.cancelled_owned());
     Sse::new(stream)
         .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
         .into_response()

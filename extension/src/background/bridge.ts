@@ -9,7 +9,9 @@
  */
 
 import { SseReader } from "../shared/decoders";
-import type { BridgeEvent, CallRequest, CallResult, CallStatus, FailureKind, Health, Risk } from "../shared/protocol";
+import { SIGNING, TOOL_NAMES } from "../shared/gen/bridge";
+import type { BridgeEvent, CallRequest, CallResult, CallStatus, FailureKind, Health, Risk, ToolName } from "../shared/protocol";
+import { answerMac, eventMac, importKey, same, sha256Hex, signRequest } from "./sign";
 
 export const EXEC_WAIT_MS = 15_000;
 const EXEC_TIMEOUT_MS = EXEC_WAIT_MS + 8_000;
@@ -22,52 +24,94 @@ export type BridgeOutcome<T> = { ok: true; value: T } | { ok: false; kind: Failu
 
 export type Fetch = (input: string, init?: RequestInit) => Promise<Response>;
 
+/** An answer read in full and — when we signed the request — proven to come from the paired bridge. */
+interface Answer {
+  status: number;
+  contentType: string;
+  text: string;
+}
+
 export class BridgeClient {
+  private key: Promise<CryptoKey> | null;
+
   constructor(
     readonly baseUrl: string,
-    private readonly token: string | null,
+    token: string | null,
     private readonly fetchImpl: Fetch = (i, init) => fetch(i, init),
-  ) {}
-
-  private headers(json: boolean): Record<string, string> {
-    const h: Record<string, string> = {};
-    if (this.token) h.Authorization = `Bearer ${this.token}`;
-    if (json) h["Content-Type"] = "application/json";
-    return h;
+  ) {
+    // The raw key stays here: requests carry only MACs made with it (DESIGN §6).
+    this.key = token ? importKey(token) : null;
   }
 
-  private async request(method: string, path: string, body: unknown, timeoutMs: number, needsToken = true): Promise<BridgeOutcome<Response>> {
-    if (needsToken && !this.token) {
-      return { ok: false, kind: "notPaired", message: "no pairing token yet; paste the output of `ground-link token` in the extension popup" };
+  get port(): number {
+    const u = new URL(this.baseUrl);
+    return Number(u.port || 80);
+  }
+
+  private impostor(): { ok: false; kind: FailureKind; message: string } {
+    return { ok: false, kind: "impostor", message: `something else is on port ${this.port}: its answer is not signed with the pairing key, so it was dropped; stop that program, or move ground-link and this extension to another port` };
+  }
+
+  /**
+   * One signed request and its answer, read in full and checked: an answer without a valid
+   * signature over our nonce, its status and its body never reaches the caller. A 401 without
+   * one is the real bridge refusing a key it no longer knows (or a squatter pretending so):
+   * either way, pairing again is the remedy, and nothing was learnt from it.
+   */
+  private async request(method: string, path: string, body: unknown, timeoutMs: number, needsToken = true): Promise<BridgeOutcome<Answer>> {
+    if (needsToken && !this.key) {
+      return { ok: false, kind: "notPaired", message: "no pairing key yet; paste the output of `ground-link token` in the extension popup" };
     }
-    let resp: Response;
+    const url = new URL(`${this.baseUrl}${path}`);
+    const text = body === undefined ? "" : JSON.stringify(body);
+    const headers: Record<string, string> = {};
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    let nonce: string | null = null;
+    if (this.key) {
+      const s = await signRequest(await this.key, method, url, text);
+      Object.assign(headers, s.headers);
+      nonce = s.nonce;
+    }
+    let answer: Answer;
+    let signature: string | null;
     try {
-      resp = await this.fetchImpl(`${this.baseUrl}${path}`, {
+      const resp = await this.fetchImpl(url.toString(), {
         method,
-        headers: this.headers(body !== undefined),
-        body: body === undefined ? null : JSON.stringify(body),
+        headers,
+        body: body === undefined ? null : text,
         signal: AbortSignal.timeout(timeoutMs),
         cache: "no-store",
         credentials: "omit",
       });
+      signature = resp.headers.get(SIGNING.headerAnswer);
+      answer = { status: resp.status, contentType: resp.headers.get("content-type") ?? "", text: await resp.text() };
     } catch (e) {
       const why = e instanceof Error && e.name === "TimeoutError" ? "it did not answer in time" : "nothing is listening there";
       return { ok: false, kind: "noBridge", message: `${this.baseUrl}: ${why}; start it with \`ground-link serve --dir <folder>\` (or the ground-link app)` };
     }
-    if (resp.status === 401) {
-      return { ok: false, kind: "notPaired", status: 401, message: "the bridge did not accept the token (401); paste the current output of `ground-link token` in the popup" };
+    if (this.key && nonce !== null) {
+      const want = await answerMac(await this.key, nonce, answer.status, await sha256Hex(answer.text));
+      if (signature === null || !same(want, signature)) {
+        if (answer.status === 401) {
+          return { ok: false, kind: "notPaired", status: 401, message: `the answer on port ${this.port} is not signed with this pairing key: the key changed (paste the current output of \`ground-link token\` in the popup), or something else is on port ${this.port}` };
+        }
+        return this.impostor();
+      }
     }
-    if (resp.status === 403) {
+    if (answer.status === 401) {
+      return { ok: false, kind: "notPaired", status: 401, message: "the bridge did not accept the pairing key (401); paste the current output of `ground-link token` in the popup" };
+    }
+    if (answer.status === 403) {
       return { ok: false, kind: "http", status: 403, message: "the bridge refused this extension (403: Host or Origin check); check the bridge address in the options" };
     }
-    return { ok: true, value: resp };
+    return { ok: true, value: answer };
   }
 
   async health(): Promise<BridgeOutcome<Health>> {
     const r = await this.request("GET", "/health", undefined, SHORT_TIMEOUT_MS, false);
     if (!r.ok) return r;
-    const body = await readJson(r.value);
-    if (!r.value.ok || !isRecord(body) || body.app !== "ground-link") {
+    const body = readJson(r.value);
+    if (r.value.status !== 200 || !isRecord(body) || body.app !== "ground-link") {
       return { ok: false, kind: "noBridge", status: r.value.status, message: `${this.baseUrl} answered, but not as ground-link (HTTP ${r.value.status}); check the bridge address` };
     }
     return { ok: true, value: body as unknown as Health };
@@ -81,10 +125,9 @@ export class BridgeClient {
     const r = await this.request("POST", "/exec", { ...req, waitMs: req.waitMs ?? EXEC_WAIT_MS }, EXEC_TIMEOUT_MS);
     if (!r.ok) return r;
     if (r.value.status === 409 && req.callId) {
-      void r.value.body?.cancel().catch(() => undefined);
       return this.poll(req.callId, POLL_AFTER_DUPLICATE_MS);
     }
-    return resultFrom(r.value, req.callId);
+    return resultFrom(r.value, req.callId ?? undefined);
   }
 
   /** `GET /calls/{id}?waitMs=…`: the result, or `pending` when the bridge's wait ran out. */
@@ -110,17 +153,17 @@ export class BridgeClient {
     if (s === 200 || s === 202) return { ok: true, value: "cancelled" };
     if (s === 409) return { ok: true, value: "finished" };
     if (s === 404) return { ok: false, kind: "unknownCall", status: 404, message: `the bridge has no call ${callId} to cancel` };
-    return { ok: false, kind: "http", status: s, message: `cancel failed (HTTP ${s}${await errorDetail(r.value)})` };
+    return { ok: false, kind: "http", status: s, message: `cancel failed (HTTP ${s}${errorSuffix(readJson(r.value))})` };
   }
 
   /** `GET /prompt?lang=…`: the instruction text, served as text/plain. */
   async prompt(lang: "en" | "zh"): Promise<BridgeOutcome<string>> {
     const r = await this.request("GET", `/prompt?lang=${lang}`, undefined, SHORT_TIMEOUT_MS);
     if (!r.ok) return r;
-    if (!r.value.ok) return { ok: false, kind: "http", status: r.value.status, message: `GET /prompt failed (HTTP ${r.value.status}${await errorDetail(r.value)})` };
-    const type = r.value.headers.get("content-type") ?? "";
+    if (r.value.status !== 200) return { ok: false, kind: "http", status: r.value.status, message: `GET /prompt failed (HTTP ${r.value.status}${errorSuffix(readJson(r.value))})` };
+    const type = r.value.contentType;
     if (!/^text\/plain\b/i.test(type)) return { ok: false, kind: "bad", status: r.value.status, message: `GET /prompt answered ${type || "no content type"}, not text/plain; is that ground-link?` };
-    const text = await r.value.text();
+    const text = r.value.text;
     if (!text.includes("<tool>")) return { ok: false, kind: "bad", status: r.value.status, message: "GET /prompt gave text without the <tool> format; is that ground-link?" };
     return { ok: true, value: text };
   }
@@ -132,22 +175,46 @@ export class BridgeClient {
    * stopped.
    */
   async events(onEvent: (event: BridgeEvent) => void, signal: AbortSignal, onOpen: () => void = () => undefined): Promise<BridgeOutcome<null>> {
-    if (!this.token) return { ok: false, kind: "notPaired", message: "no pairing token yet" };
+    if (!this.key) return { ok: false, kind: "notPaired", message: "no pairing key yet" };
+    const key = await this.key;
+    const url = new URL(`${this.baseUrl}/events`);
+    const signed = await signRequest(key, "GET", url, "");
     let resp: Response;
     try {
-      resp = await this.fetchImpl(`${this.baseUrl}/events`, { headers: { ...this.headers(false), Accept: "text/event-stream" }, signal, cache: "no-store", credentials: "omit" });
+      resp = await this.fetchImpl(url.toString(), { headers: { ...signed.headers, Accept: "text/event-stream" }, signal, cache: "no-store", credentials: "omit" });
     } catch (e) {
       return { ok: false, kind: "noBridge", message: `events stream: ${String(e)}` };
     }
-    if (!resp.ok || !resp.body) return { ok: false, kind: resp.status === 401 ? "notPaired" : "http", status: resp.status, message: `GET /events: HTTP ${resp.status}` };
+    // the stream's header is signed over our nonce and its status; each event over its place
+    const want = await answerMac(key, signed.nonce, resp.status, SIGNING.streamBody);
+    const got = resp.headers.get(SIGNING.headerAnswer);
+    if (got === null || !same(want, got)) {
+      void resp.body?.cancel().catch(() => undefined);
+      if (resp.status === 401) return { ok: false, kind: "notPaired", status: 401, message: `GET /events: the answer on port ${this.port} is not signed with this pairing key` };
+      return this.impostor();
+    }
+    if (!resp.ok || !resp.body) return { ok: false, kind: "http", status: resp.status, message: `GET /events: HTTP ${resp.status}` };
     if (!/^text\/event-stream\b/i.test(resp.headers.get("content-type") ?? "")) {
       void resp.body.cancel().catch(() => undefined);
       return { ok: false, kind: "bad", status: resp.status, message: "GET /events did not answer with an event stream" };
     }
     onOpen();
+    // events are checked one at a time, in order: a MAC is async, and the count must not skip
+    let seq = 0;
+    let forged = false;
+    let checked = Promise.resolve();
     const sse = new SseReader((e) => {
-      const ev = bridgeEventFrom(e.event, e.data);
-      if (ev) onEvent(ev);
+      checked = checked.then(async () => {
+        if (forged) return;
+        const mac = await eventMac(key, signed.nonce, seq, e.data);
+        seq++;
+        if (!same(mac, e.id)) {
+          forged = true;
+          return;
+        }
+        const ev = bridgeEventFrom(e.event, e.data);
+        if (ev) onEvent(ev);
+      });
     });
     const reader = resp.body.getReader();
     const td = new TextDecoder();
@@ -156,19 +223,26 @@ export class BridgeClient {
         const { value, done } = await reader.read();
         if (done) break;
         sse.push(td.decode(value, { stream: true }));
+        await checked;
+        if (forged) {
+          void reader.cancel().catch(() => undefined);
+          return this.impostor();
+        }
       }
     } catch (e) {
       if (signal.aborted) return { ok: true, value: null };
       return { ok: false, kind: "noBridge", message: `events stream broke: ${String(e)}` };
     }
     sse.finish();
+    await checked;
+    if (forged) return this.impostor();
     return { ok: false, kind: "noBridge", message: "events stream ended" };
   }
 }
 
-async function readJson(resp: Response): Promise<unknown> {
+function readJson(answer: Answer): unknown {
   try {
-    return await resp.json();
+    return JSON.parse(answer.text) as unknown;
   } catch {
     return undefined;
   }
@@ -186,8 +260,8 @@ const FINAL = new Set(["success", "error", "denied", "timeout"]);
  * `{"status":"pending","callId"}`. A result for another call than the one asked about, or a
  * shape that is not the bridge's, is an error rather than something to paste into the chat.
  */
-async function resultFrom(resp: Response, callId: string | undefined): Promise<BridgeOutcome<CallResult>> {
-  const body = await readJson(resp);
+function resultFrom(resp: Answer, callId: string | undefined): BridgeOutcome<CallResult> {
+  const body = readJson(resp);
   if (resp.status === 202) {
     if (!isRecord(body) || body.status !== "pending" || typeof body.callId !== "string" || body.callId === "") {
       return { ok: false, kind: "bad", status: 202, message: "the bridge answered 202 without {\"status\":\"pending\",\"callId\"}" };
@@ -224,6 +298,10 @@ export function pendingResult(callId: string): CallResult {
 }
 
 const RISKS = new Set(["safe", "moderate", "dangerous"]);
+
+function isToolName(name: string): name is ToolName {
+  return (TOOL_NAMES as readonly string[]).includes(name);
+}
 const MAX_CALL_ID = 128;
 
 /**
@@ -245,7 +323,7 @@ export function bridgeEventFrom(eventName: string, data: string): BridgeEvent | 
   if (typeof callId !== "string" || callId === "" || callId.length > MAX_CALL_ID) return null;
   switch (j.type) {
     case "pending":
-      if (typeof j.tool !== "string" || typeof j.risk !== "string" || !RISKS.has(j.risk)) return null;
+      if (typeof j.tool !== "string" || !isToolName(j.tool) || typeof j.risk !== "string" || !RISKS.has(j.risk)) return null;
       if (j.session !== null && j.session !== undefined && typeof j.session !== "string") return null;
       return { type: "pending", callId, tool: j.tool, risk: j.risk as Risk, session: typeof j.session === "string" ? j.session : null };
     case "resolved":
@@ -257,10 +335,6 @@ export function bridgeEventFrom(eventName: string, data: string): BridgeEvent | 
     default:
       return null;
   }
-}
-
-async function errorDetail(resp: Response): Promise<string> {
-  return errorSuffix(await readJson(resp));
 }
 
 /** `: <the bridge's error message>`, or nothing when the body has none. */

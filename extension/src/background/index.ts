@@ -125,7 +125,7 @@ async function handle(msg: Request): Promise<Reply> {
       // the card learns "waiting for approval" from /events: be subscribed before the call exists
       await eventsSubscribed(EVENTS_READY_MAX_MS);
       if (got.perfMarks === true) perfLog.push({ callId: msg.callId, sentAt: Date.now() });
-      const r = await c.exec({ ...msg.call, session: msg.session, callId: msg.callId });
+      const r = await c.exec({ ...msg.call, session: msg.session, callId: msg.callId, reply: msg.reply });
       return afterCall(r);
     }
     case "await": {
@@ -208,7 +208,11 @@ async function checkHealth(): Promise<ConnectionState> {
   const now = Date.now();
   const port = Number(new URL(c.baseUrl).port || 80);
   let state: ConnectionState;
-  if (!h.ok) {
+  if (!h.ok && h.kind === "impostor") {
+    state = { kind: "impostor", port, checkedAt: now, detail: h.message };
+  } else if (!h.ok && h.kind === "notPaired") {
+    state = { kind: "notPaired", port, version: "", checkedAt: now, detail: h.message };
+  } else if (!h.ok) {
     state = { kind: "noBridge", detail: h.message, checkedAt: now, retryInMs: backoffMs };
   } else if (typeof h.value.dir !== "string") {
     const token = (await kv.get(["token"])).token;
@@ -219,12 +223,13 @@ async function checkHealth(): Promise<ConnectionState> {
     state = { kind: "connected", port, dir: h.value.dir, sandbox: h.value.sandbox ?? null, mode: h.value.mode ?? null, version: h.value.version, checkedAt: now, pending };
   }
   await kv.set({ connection: state });
-  void chrome.action.setBadgeText({ text: state.kind === "connected" ? "" : state.kind === "notPaired" ? "!" : "off" });
+  void chrome.action.setBadgeText({ text: state.kind === "connected" ? "" : state.kind === "notPaired" ? "!" : state.kind === "impostor" ? "?!" : "off" });
   void chrome.action.setBadgeBackgroundColor({ color: state.kind === "notPaired" ? "#9a6700" : "#cf222e" });
   broadcast({ type: "connection", connection: state });
   if (retryTimer !== null) clearTimeout(retryTimer);
   retryTimer = null;
-  if (state.kind === "noBridge") {
+  // a squatter may go away and the bridge come back: keep looking, with backoff, as when absent
+  if (state.kind === "noBridge" || state.kind === "impostor") {
     retryTimer = setTimeout(() => void checkHealth(), backoffMs);
     backoffMs = Math.min(backoffMs * 2, MAX_BACKOFF_MS);
   } else {

@@ -31,10 +31,12 @@ export type CallOutcome = { ok: true; result: CallResult } | { ok: false; kind: 
 
 /**
  * Runs one call through the worker: `exec`, then `await` while the bridge says `pending` (an
- * approval can take minutes; each long-poll stays under the worker's 30 s limit).
+ * approval can take minutes; each long-poll stays under the worker's 30 s limit). `replyId` names
+ * the model reply the call came from: the bridge runs at most 20 calls of one reply and none
+ * after the person denied one, answering the rest `not run` (DESIGN §5.2).
  */
-export async function runCall(callId: string, session: string, call: ToolCall): Promise<CallOutcome> {
-  let reply = await ask({ type: "exec", callId, session, call });
+export async function runCall(callId: string, session: string, replyId: string, call: ToolCall): Promise<CallOutcome> {
+  let reply = await ask({ type: "exec", callId, session, reply: replyId, call });
   for (let rounds = 0; rounds < 10_000; rounds++) {
     if (reply.type === "result") {
       if (reply.result.status !== "pending") return { ok: true, result: reply.result };
@@ -44,7 +46,7 @@ export async function runCall(callId: string, session: string, call: ToolCall): 
     if (reply.type === "failed") {
       // the worker died between our exec and the bridge: the bridge never saw the call
       if (reply.kind === "unknownCall") {
-        reply = await ask({ type: "exec", callId, session, call });
+        reply = await ask({ type: "exec", callId, session, reply: replyId, call });
         if (reply.type === "failed" && reply.kind === "unknownCall") return { ok: false, kind: "bad", message: reply.message };
         continue;
       }

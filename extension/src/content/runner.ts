@@ -59,6 +59,8 @@ export class ReplyRun {
   private readonly slots: Slot[] = [];
   private running = false;
   private finished = false;
+  /** Names this reply to the bridge, which caps its calls and stops them after a denial. */
+  private readonly replyId = crypto.randomUUID();
 
   constructor(private readonly ctx: ReplyContext, anchor: Element, private readonly blocks: ParsedBlock[]) {
     this.card = new ReplyCard(ctx.doc, {
@@ -145,7 +147,7 @@ export class ReplyRun {
         this.card.setState(slot.row, { kind: "running" });
         // "waiting for approval" comes from the bridge's events, not from a 202: a 202 only
         // says the call is not over yet (a long command is not waiting for anyone)
-        const out = await runCall(slot.callId, this.ctx.session, call);
+        const out = await runCall(slot.callId, this.ctx.session, this.replyId, call);
         if (!out.ok) {
           this.card.setState(slot.row, { kind: "error", message: failureText(out.kind, out.message) });
           // a call the bridge never ran gets a fresh id on retry

@@ -9,7 +9,19 @@ import type { Reply } from "../shared/protocol";
 import { normaliseSettings, parseBridgeUrl, type Settings } from "../shared/settings";
 import { $, connectionLabel, localise, worker } from "../shared/ui";
 
-function showStatus(r: Reply): void {
+/**
+ * Status answers can arrive out of order (a health check made with the old address or before
+ * pairing may finish after the one made with the key): only the answer to the latest request
+ * is shown, so an earlier "not paired" never overwrites a later "connected".
+ */
+let asked = 0;
+function statusOf(req: Parameters<typeof worker>[0]): Promise<Reply | null> {
+  const mine = ++asked;
+  return worker(req).then((r) => (mine === asked ? r : null));
+}
+
+function showStatus(r: Reply | null): void {
+  if (r === null) return;
   if (r.type === "failed") {
     setMessage(r.message, true);
     return;
@@ -96,21 +108,21 @@ async function save(): Promise<void> {
   };
   await chrome.storage.local.set({ settings: next });
   setMessage(t("saved"));
-  showStatus(await worker({ type: "checkNow" }));
+  showStatus(await statusOf({ type: "checkNow" }));
 }
 
 document.addEventListener("DOMContentLoaded", () => {
   localise(document);
   void load().then(render);
-  void worker({ type: "status" }).then(showStatus);
+  void statusOf({ type: "status" }).then(showStatus);
   $("save").addEventListener("click", () => void save());
   $("pair").addEventListener("click", () => {
     const input = $("token") as HTMLInputElement;
-    void worker({ type: "pair", token: input.value }).then((r) => {
+    void statusOf({ type: "pair", token: input.value }).then((r) => {
       input.value = "";
       showStatus(r);
-      if (r.type === "status" && r.connection?.kind === "connected") setMessage(t("paired"));
+      if (r?.type === "status" && r.connection?.kind === "connected") setMessage(t("paired"));
     });
   });
-  $("unpair").addEventListener("click", () => void worker({ type: "unpair" }).then(showStatus));
+  $("unpair").addEventListener("click", () => void statusOf({ type: "unpair" }).then(showStatus));
 });

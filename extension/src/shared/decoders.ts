@@ -25,12 +25,15 @@ export interface StreamDecoder {
 interface SseEvent {
   event: string;
   data: string;
+  /** This event's own `id:` field ("" when it had none): the bridge signs each event there. */
+  id: string;
 }
 
-/** A minimal server-sent-events reader: `event:` and `data:` fields, blank line ends an event. */
+/** A minimal server-sent-events reader: `event:`, `data:` and `id:` fields, blank line ends an event. */
 export class SseReader {
   private buf = "";
   private event = "";
+  private id = "";
   private data: string[] = [];
   constructor(private readonly onEvent: (e: SseEvent) => void) {}
 
@@ -63,11 +66,13 @@ export class SseReader {
     if (value.startsWith(" ")) value = value.slice(1);
     if (field === "event") this.event = value;
     else if (field === "data") this.data.push(value);
+    else if (field === "id") this.id = value;
   }
 
   private dispatch(): void {
-    if (this.data.length > 0) this.onEvent({ event: this.event || "message", data: this.data.join("\n") });
+    if (this.data.length > 0) this.onEvent({ event: this.event || "message", data: this.data.join("\n"), id: this.id });
     this.event = "";
+    this.id = "";
     this.data = [];
   }
 }

@@ -4,64 +4,22 @@
  * handler can never receive a shape it did not name.
  */
 
-// ---- bridge wire types (DESIGN §6) ----
+// ---- bridge wire types (DESIGN §6): generated from the Rust types, never written here ----
 
-export interface ToolCall {
-  name: string;
-  args: Record<string, unknown>;
-  reason?: string;
-}
+import type { CallResult, Event, ToolCall } from "./gen/bridge";
 
-export interface CallRequest extends ToolCall {
-  session?: string;
-  callId?: string;
-  waitMs?: number;
-}
-
-export type CallStatus = "success" | "error" | "denied" | "timeout" | "pending";
-export type Verdict = "allow" | "ask" | "deny";
-export type Risk = "safe" | "moderate" | "dangerous";
-
-export interface Decision {
-  decision: Verdict;
-  risk: Risk;
-  reason: string;
-  rule: { id: string; layer: string } | null;
-  steps: unknown[];
-}
-
-export interface CallResult {
-  status: CallStatus;
-  output: string;
-  formatted: string;
-  callId: string;
-  decision: Decision | null;
-  durationMs: number;
-  truncated: boolean;
-}
-
-export interface Health {
-  status: string;
-  app: string;
-  version: string;
-  dir?: string;
-  mode?: string;
-  sandbox?: string;
-  /** Calls waiting for the person's approval (only with a valid token). */
-  pending?: number;
-}
+export type { CallRequest, CallResult, CallStatus, Decision, ErrorBody, Health, PendingAnswer, Risk, ToolCall, ToolName, Verdict } from "./gen/bridge";
 
 /** One `data:` line of `GET /events` (the bridge's `broker::Event`, tagged by `type`). */
-export type BridgeEvent =
-  | { type: "pending"; callId: string; tool: string; risk: Risk; session: string | null }
-  | { type: "resolved"; callId: string; allowed: boolean }
-  | { type: "done"; callId: string; status: Exclude<CallStatus, "pending"> };
+export type BridgeEvent = Event;
 
 // ---- connection state the worker keeps in chrome.storage ----
 
 export type ConnectionState =
   | { kind: "connected"; port: number; dir: string | null; sandbox: string | null; mode: string | null; version: string; checkedAt: number; pending: number }
   | { kind: "notPaired"; port: number; version: string; checkedAt: number; detail: string }
+  /** Something answered on the port without the paired bridge's signature (DESIGN §6). */
+  | { kind: "impostor"; port: number; checkedAt: number; detail: string }
   | { kind: "noBridge"; detail: string; checkedAt: number; retryInMs: number };
 
 // ---- a call's life as the card shows it (DESIGN §7) ----
@@ -82,7 +40,7 @@ export type CardState =
 
 export type ContentRequest =
   | { type: "config" }
-  | { type: "exec"; callId: string; session: string; call: ToolCall }
+  | { type: "exec"; callId: string; session: string; reply: string; call: ToolCall }
   | { type: "await"; callId: string }
   | { type: "cancel"; callId: string }
   | { type: "claim"; key: string }
@@ -104,7 +62,7 @@ export type UiRequest =
 export type Request = ContentRequest | UiRequest;
 
 /** What the worker answers to each request. */
-export type FailureKind = "noBridge" | "notPaired" | "paused" | "unknownCall" | "http" | "bad";
+export type FailureKind = "noBridge" | "notPaired" | "impostor" | "paused" | "unknownCall" | "http" | "bad";
 
 export type Reply =
   | { type: "config"; settings: ContentSettings; paused: boolean }

@@ -26,6 +26,7 @@ export function connectionLabel(c: ConnectionState | null): { text: string; kind
   if (!c) return { text: t("popupChecking"), kind: "checking" };
   if (c.kind === "connected") return { text: t("popupConnected"), kind: "connected" };
   if (c.kind === "notPaired") return { text: t("popupNotPaired"), kind: "notPaired" };
+  if (c.kind === "impostor") return { text: t("popupImpostor", String(c.port)), kind: "impostor" };
   return { text: t("popupNoBridge"), kind: "noBridge" };
 }
 

@@ -17,6 +17,7 @@ const view: ApprovalView = {
   commandParts: [],
   diff: [{ kind: "add", text: "+<script>alert(1)</script>" }],
   diffCut: 0,
+  blocks: [],
   chat: "chat.example/c/1",
   source: "bridge",
   proposedRule: { id: "allow-write_file-notes", action: "allow", tool: "write_file", match: { pathGlob: "notes/**" } },
@@ -74,13 +75,44 @@ describe("the approval page", () => {
     await vi.waitFor(() => expect(answers()).toEqual([{ callId: "c-1", answer: { type: "deny", reason: "not now" } }]));
   });
 
-  it("allow for this project sends the edited rule", async () => {
+  it("keystrokes meant for another window never approve: allow sleeps, focus starts on deny", async () => {
+    push?.({ current: { ...view, callId: "c-keys" }, queued: 0, language: "en" });
+    expect(document.activeElement?.id).toBe("deny-reason");
+    const once = document.getElementById("allow-once") as HTMLButtonElement;
+    expect(once.disabled).toBe(true);
+    // a disabled button takes no clicks; and even an activation that gets through is ignored
+    once.click();
+    once.disabled = false;
+    once.click();
+    once.disabled = true;
+    await new Promise((r) => setTimeout(r, 100));
+    expect(answers()).toEqual([]);
+    await vi.waitFor(() => expect(once.disabled).toBe(false), { timeout: 2000 });
+    // regaining focus puts them to sleep again
+    window.dispatchEvent(new Event("focus"));
+    expect(once.disabled).toBe(true);
+    once.disabled = false;
+    once.click();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(answers()).toEqual([]);
+    await vi.waitFor(() => expect(once.disabled).toBe(false), { timeout: 2000 });
+  });
+
+  it("multi-line content is framed line by line", () => {
+    push?.({ current: { ...view, callId: "c-block", diff: [], blocks: [{ title: "command", lines: ["echo one", "why asked: safe"], cutLines: 0 }] }, queued: 0, language: "en" });
+    const lines = Array.from(document.querySelectorAll("pre.block .block-line")).map((e) => e.textContent);
+    expect(lines).toEqual(["echo one", "why asked: safe"]);
+  });
+
+  it("allow for this project sends the edited rule, once the buttons are awake", async () => {
+    push?.({ current: { ...view, callId: "c-1b" }, queued: 1, language: "en" });
+    await vi.waitFor(() => expect((document.getElementById("allow-project") as HTMLButtonElement).disabled).toBe(false), { timeout: 2000 });
     (document.getElementById("rule-glob") as HTMLInputElement).value = "notes/today.md";
     (document.getElementById("allow-project") as HTMLButtonElement).click();
     await vi.waitFor(() =>
       expect(answers()).toEqual([
         {
-          callId: "c-1",
+          callId: "c-1b",
           answer: { type: "allow", scope: "project", rule: { id: "allow-write_file-notes", action: "allow", tool: "write_file", match: { pathGlob: "notes/today.md" } } },
         },
       ]),
@@ -88,6 +120,7 @@ describe("the approval page", () => {
   });
 
   it("hides the call when the queue empties, and keeps typed text for the same call", () => {
+    push?.({ current: view, queued: 0, language: "en" });
     (document.getElementById("deny-reason") as HTMLInputElement).value = "typing";
     push?.({ current: view, queued: 0, language: "en" });
     expect((document.getElementById("deny-reason") as HTMLInputElement).value).toBe("typing");

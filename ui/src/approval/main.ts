@@ -1,5 +1,8 @@
 // The approval dialog. It shows the oldest pending call; Escape and closing the window deny;
-// nothing is approved by default, by Enter, or by focus loss.
+// nothing is approved by default, by Enter, or by focus loss. Keystrokes meant for another
+// window never approve (DESIGN §5.4): the allow buttons are disabled, and ignore activation,
+// for ARM_MS after the dialog shows a call or regains focus, and focus starts in the deny
+// reason, so Tab + Space/Enter typed into the chat cannot reach an allow button.
 import "../style.css";
 import { add, byId, clear, h } from "../dom";
 import { setLanguage, t } from "../i18n";
@@ -9,6 +12,25 @@ import { SCOPE_BUTTONS, allowAnswer, countdown, denyAnswer, formFromRule, ruleFr
 
 let shown: ApprovalView | null = null;
 let busy = false;
+/** How long the allow buttons stay disabled after the dialog appears or regains focus. */
+export const ARM_MS = 750;
+/** performance.now() from which an allow may be taken. */
+let armedAt = 0;
+let armTimer: ReturnType<typeof setTimeout> | undefined;
+
+function allowButtons(): HTMLButtonElement[] {
+  return Array.from(document.querySelectorAll<HTMLButtonElement>("button.allow"));
+}
+
+/** Disable the allow buttons for ARM_MS (again, if they were armed). */
+function disarm(): void {
+  armedAt = performance.now() + ARM_MS;
+  for (const b of allowButtons()) b.disabled = true;
+  clearTimeout(armTimer);
+  armTimer = setTimeout(() => {
+    for (const b of allowButtons()) b.disabled = false;
+  }, ARM_MS);
+}
 
 function field(id: string, label: string, value: string): HTMLElement {
   return h("label", { class: "field" }, h("span", { text: label }), h("input", { id, value, spellcheck: "false", autocomplete: "off" }));
@@ -48,6 +70,10 @@ function render(state: DialogState): void {
     v.commandParts.length > 0
       ? h("section", {}, h("h2", { text: t("parts") }), h("ul", { id: "parts" }, ...v.commandParts.map((p) => h("li", {}, h("code", { text: p })))))
       : null,
+    ...v.blocks.map((b) =>
+      h("section", {}, h("h2", { text: b.title }),
+        h("pre", { class: "block" }, ...b.lines.map((l) => h("div", { class: "block-line", text: l || " " }))),
+        b.cutLines > 0 ? h("p", { class: "muted", text: t("diffCut", { n: b.cutLines }) }) : null)),
     v.diff.length > 0
       ? h("section", {}, h("h2", { text: t("diff") }),
           h("pre", { id: "diff", class: "diff" }, ...v.diff.map((l) => h("div", { class: `d-${l.kind}`, text: l.text || " " }))),
@@ -64,16 +90,20 @@ function render(state: DialogState): void {
     h("p", { id: "error", class: "error", role: "alert" }),
     h("footer", { class: "actions" },
       h("div", { class: "allow" }, ...SCOPE_BUTTONS.filter((b) => v.scopes.includes(b.scope)).map((b) =>
-        h("button", { id: b.id, type: "button", class: "btn allow", text: t(b.label), onclick: () => void answerAllow(b.scope) }))),
+        h("button", { id: b.id, type: "button", class: "btn allow", disabled: true, text: t(b.label), onclick: () => void answerAllow(b.scope) }))),
       h("div", { class: "deny" },
         h("input", { id: "deny-reason", placeholder: t("denyReason"), autocomplete: "off" }),
         h("button", { id: "deny", type: "button", class: "btn deny", text: t("deny"), onclick: () => void answerDeny() })),
       h("p", { class: "muted", text: t("escHint") }),
     ),
   );
-  byId<HTMLInputElement>("deny-reason").addEventListener("keydown", (e) => {
+  const reason = byId<HTMLInputElement>("deny-reason");
+  reason.addEventListener("keydown", (e) => {
     if (e.key === "Enter") void answerDeny();
   });
+  // Focus starts on the way to deny, never on an approving control.
+  reason.focus();
+  disarm();
   void approval.rendered(v.callId).catch(() => undefined);
 }
 
@@ -91,7 +121,8 @@ async function send(answer: Parameters<typeof approval.answer>[1]): Promise<void
 }
 
 async function answerAllow(scope: (typeof SCOPE_BUTTONS)[number]["scope"]): Promise<void> {
-  if (!shown) return;
+  // An activation that lands before the buttons were armed was meant for something else.
+  if (!shown || performance.now() < armedAt) return;
   const rule = scope === "once" ? null : ruleFromForm(shown.proposedRule, {
     id: value("rule-id"), tool: value("rule-tool"), commandPrefix: value("rule-prefix"), pathGlob: value("rule-glob"),
   });
@@ -102,6 +133,12 @@ async function answerDeny(): Promise<void> {
   const reason = document.getElementById("deny-reason") as HTMLInputElement | null;
   await send(denyAnswer(reason?.value ?? ""));
 }
+
+// Coming back to the dialog (a click on it, Alt+Tab, the window shown again) disarms anew.
+window.addEventListener("focus", disarm);
+document.addEventListener("visibilitychange", () => {
+  if (document.visibilityState === "visible") disarm();
+});
 
 document.addEventListener("keydown", (e) => {
   if (e.key === "Escape") {

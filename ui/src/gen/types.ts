@@ -28,6 +28,8 @@ export type ApprovalMode = "ask" | "auto";
 /** One pending approval, ready to render. */
 export type ApprovalView = {
   args: ArgLine[];
+  /** Multi-line arguments in full (when there is no diff), framed line by line. */
+  blocks: ShownBlock[];
   callId: string;
   /** The chat the call came from (the extension's session id), escaped. */
   chat: string | null;
@@ -52,7 +54,7 @@ export type ArgLine = {
   /** Whether `value` was cut. */
   cut: boolean;
   name: string;
-  /** Escaped: strings in quotes with hidden characters made visible. */
+  /** On one line: strings in quotes, newlines as `⏎`, control characters as `\u{…}`. */
   value: string;
 };
 
@@ -289,6 +291,19 @@ export type SettingsView = {
 export type ShorthandEntry = {
   action: RuleAction;
   text: string;
+};
+
+/**
+ * Multi-line content (a diff, a file's new content, a multi-line command): only ever shown
+ * framed, every line on its own, so none of it can pass for the approver's own text.
+ */
+export type ShownBlock = {
+  /** Lines left out after [`BLOCK_LINES`]. */
+  cutLines: number;
+  /** Each line with its control characters visible (a line never contains a line break). */
+  lines: string[];
+  /** `diff`, or the argument's name. */
+  title: string;
 };
 
 /** Where a call came from; recorded in the audit log and shown in the approval dialog. */

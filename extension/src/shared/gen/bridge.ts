@@ -1,0 +1,155 @@
+// Generated from the Rust types by src/tsgen.rs; do not edit by hand.
+// Regenerate: GL_WRITE_TYPES=1 cargo test --lib tsgen
+/* eslint-disable */
+
+/** `ask` (default) or `auto` (moderate calls run without a dialog; dangerous still asks). */
+export type ApprovalMode = "ask" | "auto";
+
+/** A call as it reaches the engine: `POST /exec` bodies, `ground-link check/call --json`. */
+export type CallRequest = {
+  args: Record<string, unknown>;
+  callId?: string | null;
+  name: string;
+  reason?: string | null;
+  /**
+   * The model reply this call came from (bridge only): at most 20 calls of one reply run,
+   * and the person's denial stops the rest of it (DESIGN §5.2).
+   */
+  reply?: string | null;
+  /** Conversation id from the extension; scopes "allow for this conversation". */
+  session?: string | null;
+  /** How long `POST /exec` waits before answering 202 `pending` (bridge only). */
+  waitMs?: number | null;
+};
+
+/** The result object of `POST /exec`, `GET /calls/{id}` and `ground-link call` (DESIGN §6). */
+export type CallResult = {
+  callId: string;
+  decision: Decision | null;
+  durationMs: number;
+  /** The whole `<tool_result>` block of DESIGN §2.2, ready to paste. */
+  formatted: string;
+  /** The tool's sanitised text, with a truncation notice where one applies. */
+  output: string;
+  status: CallStatus;
+  truncated: boolean;
+};
+
+export type CallStatus = "success" | "error" | "denied" | "timeout" | "pending";
+
+/** A decision with its explanation; `ground-link check` prints exactly this. */
+export type Decision = {
+  decision: Verdict;
+  reason: string;
+  risk: Risk;
+  rule: RuleRef | null;
+  steps: Step[];
+};
+
+/** Every 4xx/5xx body: what was wrong and what to do instead. */
+export type ErrorBody = {
+  error: string;
+};
+
+/** What `GET /events` streams. */
+export type Event = {
+  callId: string;
+  risk: Risk;
+  session: string | null;
+  tool: ToolName;
+  type: "pending";
+} | {
+  allowed: boolean;
+  callId: string;
+  type: "resolved";
+} | {
+  callId: string;
+  status: CallStatus;
+  type: "done";
+};
+
+/**
+ * `GET /health`. Anyone may ask whether ground-link is there; only a caller that proved the
+ * pairing key (a signed request, or the bearer token) learns where it works and how.
+ */
+export type Health = {
+  /** Always `"ground-link"`. */
+  app: string;
+  /** The sandbox root (authenticated callers only). */
+  dir?: string | null;
+  mode?: ApprovalMode | null;
+  /** Calls waiting for the person's approval (authenticated callers only). */
+  pending?: number | null;
+  sandbox?: SandboxMode | null;
+  /** Always `"ok"`. */
+  status: string;
+  version: string;
+};
+
+/** The rule layers of DESIGN §5.3, strictest first. */
+export type Layer = "managed" | "global" | "project" | "session";
+
+/**
+ * `202` from `POST /exec`, `GET /calls/{id}` and `DELETE /calls/{id}`: the call is not over;
+ * long-poll `GET /calls/{callId}`.
+ */
+export type PendingAnswer = {
+  callId: string;
+  /** Always `"pending"`. */
+  status: string;
+};
+
+export type Risk = "safe" | "moderate" | "dangerous";
+
+export type RuleRef = {
+  id: string;
+  layer: Layer;
+};
+
+/** How the sandbox confines tools (DESIGN §4). */
+export type SandboxMode = "read-only" | "workspace-write" | "full-access";
+
+/** One step that looked at the call, and what it concluded (`None`: it passed the call on). */
+export type Step = {
+  detail: string;
+  outcome: Verdict | null;
+  step: StepKind;
+};
+
+/** The pipeline steps of DESIGN §5.1, in order. */
+export type StepKind = "validate" | "jail" | "sandbox" | "protected" | "catastrophic" | "denyRule" | "askRule" | "classify" | "allowRule" | "sessionGrant" | "mode" | "default";
+
+/**
+ * One call as the model wrote it (DESIGN §2.1). `name` is kept as written (after alias
+ * normalisation by the parser) so an unknown tool can be reported by name.
+ */
+export type ToolCall = {
+  args: Record<string, unknown>;
+  name: string;
+  reason?: string | null;
+};
+
+/** The seven sandbox tools of DESIGN §3. */
+export type ToolName = "list_dir" | "read_file" | "glob" | "grep" | "write_file" | "edit_file" | "exec_cmd";
+
+/** What the permission engine decided. */
+export type Verdict = "allow" | "ask" | "deny";
+
+export const TOOL_NAMES: readonly ToolName[] = ["list_dir","read_file","glob","grep","write_file","edit_file","exec_cmd"];
+
+/** The bridge's flood limits (DESIGN §5.2). */
+export const LIMITS = {
+  maxCallsPerReply: 20,
+} as const;
+
+/** Header names and MAC labels of signed requests and answers (src/bridge/sign.rs). */
+export const SIGNING = {
+  headerNonce: "x-ground-link-nonce",
+  headerTime: "x-ground-link-time",
+  headerSignature: "x-ground-link-signature",
+  headerAnswer: "x-ground-link-answer",
+  labelRequest: "ground-link request v1",
+  labelAnswer: "ground-link answer v1",
+  labelEvent: "ground-link event v1",
+  streamBody: "stream",
+} as const;

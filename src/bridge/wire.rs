@@ -1,0 +1,47 @@
+//! The bridge's own answer bodies (DESIGN §6), as typed structs so the extension's copies are
+//! generated from them (`src/tsgen.rs`) rather than written twice. Call bodies and results are
+//! the shared protocol types of `src/protocol.rs`.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::{ApprovalMode, SandboxMode};
+
+/// `GET /health`. Anyone may ask whether ground-link is there; only a caller that proved the
+/// pairing key (a signed request, or the bearer token) learns where it works and how.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Health {
+    /// Always `"ok"`.
+    pub status: String,
+    /// Always `"ground-link"`.
+    pub app: String,
+    pub version: String,
+    /// The sandbox root (authenticated callers only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dir: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<ApprovalMode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxMode>,
+    /// Calls waiting for the person's approval (authenticated callers only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending: Option<u64>,
+}
+
+/// `202` from `POST /exec`, `GET /calls/{id}` and `DELETE /calls/{id}`: the call is not over;
+/// long-poll `GET /calls/{callId}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingAnswer {
+    /// Always `"pending"`.
+    pub status: String,
+    pub call_id: String,
+}
+
+/// Every 4xx/5xx body: what was wrong and what to do instead.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ErrorBody {
+    pub error: String,
+}
