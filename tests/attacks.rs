@@ -315,3 +315,86 @@ fn environment_secrets_are_not_printed_without_a_question() {
     let r = result(&call(&f, "deny", "echo $HOME", &[]));
     assert_eq!(r["status"], "success", "{r}");
 }
+
+#[test]
+fn what_bash_evaluates_in_names_aliases_and_lookup_tables_never_runs_unasked() {
+    // Found by an independent red team (see docs/permissions.md): each of these was `safe`.
+    let f = Fixture::new();
+    std::fs::write(f.root.join("ls"), "#!/bin/sh\ntouch \"$0.ran\"\n").unwrap();
+    control_runs(&f, "BASH_CMDS=([cat]=/bin/sh); cat -c 'touch {m}'");
+    nothing_runs(
+        &f,
+        &[
+            "BASH_CMDS=([cat]=/bin/sh); cat -c 'touch {m}'",
+            "declare -A BASH_CMDS=([cat]=/bin/sh); cat -c 'touch {m}'",
+            "printf -v 'BASH_CMDS[cat]' /bin/sh; cat -c 'touch {m}'",
+            "read 'BASH_CMDS[cat]' <<< /bin/sh; cat -c 'touch {m}'",
+            "shopt -s expand_aliases; BASH_ALIASES=([ls]='touch {m}')\nls",
+            "shopt -s expand_aliases; printf -v 'BASH_ALIASES[ls]' 'touch {m}'\nls",
+            "jobs -x touch {m}",
+            "x=-x; jobs $x touch {m}",
+            "git grep --op='touch {m};:' x",
+            "let 'a[$(touch {m})]'",
+            "x='a[$(touch {m})]'; let x",
+            "test -v 'a[$(touch {m})]'",
+            "[ -v 'a[$(touch {m})]' ]",
+            "[[ -v 'a[$(touch {m})]' ]]",
+            "printf -v 'a[$(touch {m})]' x",
+            "read 'a[$(touch {m})]' <<< 1",
+            "declare 'a[$(touch {m})]=1'",
+            "x='b[$(touch {m})]'; declare -i y=x",
+            "a=(1); unset 'a[$(touch {m})]'",
+            "declare -n r='a[$(touch {m})]'; echo $r",
+            "x='$(touch {m})'; echo \"${x@P}\"",
+            "for PS4 in '$(touch {m})'; do set -x; done; :",
+            "mapfile -t PS4 <<< '$(touch {m})'; set -x; :",
+        ],
+    );
+    // PATH set without an assignment would run the `ls` the model left in the root.
+    for command in [
+        "for PATH in .; do ls; done",
+        "mapfile -t PATH <<< .; ls",
+        "read -a PATH <<< .; ls",
+        "getopts x PATH -x; ls",
+    ] {
+        let r = result(&call(&f, "deny", command, &[]));
+        assert_ne!(r["decision"]["decision"], "allow", "`{command}`: {r}");
+        assert!(!f.root.join("ls.ran").exists(), "`{command}` ran ./ls");
+    }
+}
+
+#[test]
+fn reads_outside_the_root_and_into_git_by_indirect_means_ask() {
+    let f = Fixture::new();
+    for command in [
+        "for CDPATH in /; do cd etc; cat passwd; done",
+        "read -a CDPATH <<< /; cd etc; cat passwd",
+        "shopt -s cdable_vars; cd HOME; grep -r TOKEN .",
+        "jq -n 'import \"../x\" as $x; $x'",
+        "git var -l",
+        "git branch --uns",
+        "git branch --set-upstream-t=other",
+        "git fsck --lost-found",
+    ] {
+        let r = result(&call(&f, "deny", command, &[]));
+        assert_ne!(r["decision"]["decision"], "allow", "`{command}`: {r}");
+    }
+    // A rust-toolchain file makes rustup's proxies run the binaries it names.
+    let check = |f: &Fixture| {
+        let json = r#"{"name":"exec_cmd","args":{"command":"cargo --version"}}"#;
+        let out = Command::new(BIN)
+            .args(["check", "--dir", f.root.to_str().unwrap(), "--json", json])
+            .env("XDG_CONFIG_HOME", f.base().join("config"))
+            .env("XDG_DATA_HOME", f.base().join("data"))
+            .output()
+            .unwrap();
+        result(&out)["decision"].clone()
+    };
+    assert_eq!(check(&f), "allow");
+    std::fs::write(
+        f.root.join("rust-toolchain.toml"),
+        "[toolchain]\npath = \"/tmp/x\"\n",
+    )
+    .unwrap();
+    assert_eq!(check(&f), "ask");
+}

@@ -28,6 +28,7 @@ use proptest::strategy::ValueTree;
 /// A sandbox the jailed bash can read as `nobody`: the corpus layout of `commands.tsv`.
 pub struct OracleBox {
     _dir: tempfile::TempDir,
+    base: PathBuf,
     pub home: PathBuf,
     pub root: PathBuf,
     env_file: PathBuf,
@@ -78,6 +79,7 @@ impl OracleBox {
         }
         OracleBox {
             _dir: dir,
+            base,
             home,
             root,
             env_file,
@@ -141,7 +143,12 @@ impl OracleBox {
                 "--new-session",
             ])
             .args(["--ro-bind", "/", "/", "--tmpfs", "/tmp", "--dev", "/dev"])
-            .args(["--proc", "/proc", "--chdir"])
+            .args(["--proc", "/proc"])
+            // The box itself, again over the empty /tmp (a checkout may live under /tmp).
+            .arg("--ro-bind")
+            .arg(&self.base)
+            .arg(&self.base)
+            .arg("--chdir")
             .arg(&self.root)
             .args(["--clearenv", "--setenv", "HOME"])
             .arg(&self.home)

@@ -38,7 +38,6 @@ const READ: &[&str] = &[
     "diff-tree",
     "diff-files",
     "diff-index",
-    "var",
     "version",
     "range-diff",
     "cherry",
@@ -259,6 +258,15 @@ impl Analyzer {
                     acc.raise(Dangerous, "git config can set options that run programs");
                 }
             }
+            "var" => acc.raise(
+                Moderate,
+                "git var prints settings (git var -l: all of them), which may hold tokens",
+            ),
+            "fsck" => {
+                if rest.iter().any(|a| long(a.text.as_str(), "--lost-found")) {
+                    acc.raise(Moderate, "git fsck --lost-found writes into .git");
+                }
+            }
             "reflog" => match rest.first().map(|a| a.text.as_str()) {
                 Some("expire") | Some("delete") => {
                     acc.raise(Dangerous, "git reflog expire/delete drops history")
@@ -359,7 +367,25 @@ impl Analyzer {
                 _ if t.starts_with("--set-upstream-to=") || t.starts_with("--track=") => {
                     acc.raise(Moderate, "git branch changes branches")
                 }
-                _ if a.is_option() => {}
+                // Options that only shape a listing; anything else (an abbreviation such as
+                // `--uns` for `--unset-upstream` included) is not taken for read-only.
+                "-v" | "-vv" | "--verbose" | "-q" | "--quiet" | "-i" | "--ignore-case"
+                | "--column" | "--no-column" | "--color" | "--no-color" | "--no-abbrev"
+                | "--omit-empty" => {}
+                _ if t.starts_with("--format=")
+                    || t.starts_with("--sort=")
+                    || t.starts_with("--abbrev")
+                    || t.starts_with("--color=")
+                    || t.starts_with("--column=")
+                    || t.starts_with("--contains=")
+                    || t.starts_with("--no-contains=")
+                    || t.starts_with("--merged=")
+                    || t.starts_with("--no-merged=")
+                    || t.starts_with("--points-at=") => {}
+                _ if a.is_option() => acc.raise(
+                    Moderate,
+                    format!("git branch option {t} is not one ground-link knows to only list"),
+                ),
                 _ => positional = true,
             }
         }
@@ -408,6 +434,14 @@ impl Analyzer {
             } else if long(name, "--open-files-in-pager") || (sub == "grep" && t.starts_with("-O"))
             {
                 acc.raise(Moderate, "git grep -O opens files in a pager program");
+                // The value is a shell command: judge it as one (`--op='rm -rf ~;:'`).
+                let program = t
+                    .split_once('=')
+                    .map(|(_, v)| v)
+                    .or_else(|| t.strip_prefix("-O").filter(|v| !v.is_empty()));
+                if let Some(program) = program {
+                    self.script(program, 1);
+                }
             } else if long(name, "--upload-pack")
                 || long(name, "--receive-pack")
                 || long(name, "--exec")
@@ -446,8 +480,11 @@ fn looks_like_git_dir(d: &Path) -> bool {
             || d.join("refs").symlink_metadata().is_ok())
 }
 
+/// Whether `name` is `full` or a prefix git would take for it: git accepts any unambiguous
+/// abbreviation of a long option (`--op` for `--open-files-in-pager`), and an ambiguous one
+/// is refused by git itself, so every prefix counts.
 fn long(name: &str, full: &str) -> bool {
-    name == full || (name.len() >= 5 && full.starts_with(name))
+    name == full || (name.len() >= 3 && name.starts_with("--") && full.starts_with(name))
 }
 
 fn dynamic_word(text: &str) -> Word {

@@ -480,6 +480,18 @@ impl Analyzer {
         for why in reading.unmodeled {
             self.fail(Risk::Dangerous, why);
         }
+        // Variables set by any means (`for PATH in .`, `read -a CDPATH`, `mapfile PS4`) are
+        // judged as assignments are; those that make the shell run code are dangerous.
+        for name in &reading.assigned {
+            if let Some(why) = tables::sensitive_var(name, "") {
+                let risk = if why == tables::RUNS_CODE {
+                    Risk::Dangerous
+                } else {
+                    Risk::Moderate
+                };
+                self.flag(risk, format!("sets {name}, {why}"));
+            }
+        }
         // Variables this command line sets are its own (a secret copied into one was
         // expanded, and flagged, where it was read); any other one comes from the
         // environment, where secrets live.

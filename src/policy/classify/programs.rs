@@ -15,6 +15,21 @@ use super::tables::{
 use super::words::{Word, WordBuilder};
 use super::{Acc, Analyzer, Io};
 
+/// rustup's proxies: which binary they run is chosen by a `rust-toolchain` file.
+const RUSTUP_PROXIES: &[&str] = &[
+    "cargo",
+    "rustc",
+    "rustup",
+    "rustdoc",
+    "rustfmt",
+    "cargo-fmt",
+    "cargo-clippy",
+    "clippy-driver",
+    "rust-analyzer",
+    "rust-gdb",
+    "rust-lldb",
+];
+
 /// The program name and whether it was given with a path (`./ls`, `/bin/ls`).
 pub(crate) fn program_name(text: &str) -> (&str, bool) {
     match text.rfind('/') {
@@ -553,6 +568,13 @@ impl Analyzer {
                 acc.doom(why);
             }
         }
+        if RUSTUP_PROXIES.contains(&name) && self.rust_toolchain_file(acc) {
+            acc.raise(
+                Moderate,
+                "a rust-toolchain file here chooses which cargo and rustc run, and it can name \
+                 any folder",
+            );
+        }
         if args.len() == 1
             && matches!(args[0].text.as_str(), "--version" | "-V" | "-v" | "version")
             && io.stdin_script.is_none()
@@ -639,6 +661,32 @@ impl Analyzer {
                         "set without arguments prints every variable, which may hold secrets",
                     );
                 }
+                // Options that keep the meaning of what follows; anything else (`-k` makes
+                // assignments anywhere in a command line count, `-T` and `-o` modes…) is not
+                // modelled.
+                let mut rest = args.iter();
+                while let Some(a) = rest.next() {
+                    let t = a.text.as_str();
+                    if a.dynamic {
+                        acc.raise(Moderate, "set with an option only known at run time");
+                    } else if t == "--" || t == "-" {
+                        break;
+                    } else if t == "-o" || t == "+o" {
+                        match rest.next().map(|v| v.text.as_str()) {
+                            Some("pipefail" | "errexit" | "nounset" | "xtrace" | "noglob")
+                            | None => {}
+                            Some(other) => {
+                                acc.raise(Moderate, format!("set -o {other} is not modelled"))
+                            }
+                        }
+                    } else if let Some(flags) = t.strip_prefix(['-', '+']) {
+                        if !flags.chars().all(|c| "euxfvCnbhBH".contains(c)) {
+                            acc.raise(Moderate, format!("set {t} is not modelled"));
+                        }
+                    } else {
+                        break; // positional parameters
+                    }
+                }
             }
             "read" | "mapfile" | "readarray" => {
                 let p = parse_args(args, "adnNptuCcOs", &[]);
@@ -648,6 +696,42 @@ impl Analyzer {
                 for w in &p.pos {
                     if let Some(why) = sensitive_var(&w.text, "") {
                         acc.raise(Moderate, format!("sets {}, {why}", w.text));
+                    }
+                }
+            }
+            "jobs" => {
+                // `jobs -x cmd args` runs cmd with job specs replaced.
+                if let Some(i) = args
+                    .iter()
+                    .position(|a| a.dynamic || (a.is_option() && a.text.contains('x')))
+                {
+                    acc.raise(Moderate, "jobs -x runs its arguments as a command");
+                    self.nested(args[i + 1..].to_vec(), depth);
+                }
+            }
+            "shopt" => {
+                let changes = args
+                    .iter()
+                    .any(|a| a.dynamic || matches!(a.text.as_str(), "-s" | "-u" | "-o"));
+                if changes {
+                    for a in args.iter().filter(|a| !a.is_option()) {
+                        match a.text.as_str() {
+                            // Glob and match options change no command's meaning.
+                            "nullglob" | "failglob" | "globstar" | "dotglob" | "nocaseglob"
+                            | "nocasematch" | "extglob" | "globasciiranges" | "pipefail"
+                            | "errexit" | "nounset" => {}
+                            "expand_aliases" => acc.raise(
+                                Dangerous,
+                                "shopt -s expand_aliases lets an alias make any name run anything",
+                            ),
+                            other => acc.raise(
+                                Moderate,
+                                format!(
+                                    "shopt {other} changes how the shell runs what follows \
+                                     (cdable_vars lets cd leave for any variable's folder)"
+                                ),
+                            ),
+                        }
                     }
                 }
             }
@@ -1131,6 +1215,21 @@ impl Analyzer {
         self.loose_paths(acc, args);
     }
 
+    /// Whether a `rust-toolchain` file applies where the command runs (the working folder or
+    /// a folder above it inside the root): rustup's proxies then run the toolchain it names.
+    fn rust_toolchain_file(&self, acc: &Acc) -> bool {
+        let cwds = self.cwds_for(acc);
+        cwds.unknown
+            || cwds.dirs.iter().any(|d| {
+                d.ancestors()
+                    .take_while(|a| a.starts_with(&self.jail.root))
+                    .any(|a| {
+                        a.join("rust-toolchain").symlink_metadata().is_ok()
+                            || a.join("rust-toolchain.toml").symlink_metadata().is_ok()
+                    })
+            })
+    }
+
     fn jq(&mut self, acc: &mut Acc, args: &[Word]) {
         let mut i = 0;
         let mut filter_given = false;
@@ -1157,7 +1256,18 @@ impl Analyzer {
                         filter_given = true;
                         i += 1;
                     }
-                    "-L" | "--indent" => i += 1,
+                    "-L" | "--library-path" => {
+                        acc.raise(
+                            Moderate,
+                            "jq -L reads modules from a folder (import/include read files)",
+                        );
+                        i += 1;
+                    }
+                    "--indent" => i += 1,
+                    _ if t.starts_with("-L") => acc.raise(
+                        Moderate,
+                        "jq -L reads modules from a folder (import/include read files)",
+                    ),
                     "--args" | "--jsonargs" => files_allowed = false,
                     _ => {}
                 }
@@ -1165,6 +1275,12 @@ impl Analyzer {
             }
             if !filter_given {
                 filter_given = true;
+                if t.contains("import") || t.contains("include") || t.contains("modulemeta") {
+                    acc.raise(
+                        Moderate,
+                        "the jq program imports modules, which reads files it names",
+                    );
+                }
                 if t.contains("$ENV")
                     || t.split(|c: char| !c.is_alphanumeric() && c != '_')
                         .any(|x| x == "env")

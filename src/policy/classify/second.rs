@@ -224,16 +224,22 @@ impl Reader {
             // Only assignments and redirections: nothing runs.
             return Ok(());
         };
-        let mut words: Words = vec![self.word(&name.value, depth)?];
-        let mut source = name.value.clone();
+        // `[` is the test builtin's name, not a glob.
+        let first = if name.value == "[" {
+            Some("[".to_owned())
+        } else {
+            self.word(&name.value, depth)?
+        };
+        let mut words: Words = vec![first];
+        let mut sources: Vec<&str> = vec![&name.value];
         for item in s.suffix.iter().flat_map(|p| &p.0) {
             if let Some((w, src)) = self.item(item, depth)? {
                 words.push(w);
-                source.push(' ');
-                source.push_str(src);
+                sources.push(src);
             }
         }
-        self.note_assigned(&words);
+        self.builtin_names(&words, &sources, depth)?;
+        let source = sources.join(" ");
         // `[ … ]` is the test builtin: it runs nothing, and its words were read above.
         if name.value != "[" {
             self.out.commands.push(BashCommand { words, source });
@@ -265,32 +271,88 @@ impl Reader {
         })
     }
 
-    /// Builtins that set the variables named in their arguments.
-    fn note_assigned(&mut self, words: &Words) {
+    /// Builtins that take variable names, or arithmetic, as arguments. bash evaluates a
+    /// subscript in a name (`read 'a[$(cmd)]'`, `printf -v`, `test -v`, `unset`, `declare`,
+    /// `wait -p`) and every argument of `let` as arithmetic, so those are read as arithmetic
+    /// here; the names are recorded as assigned, so setting `PATH`, `CDPATH`, `PS4` or
+    /// `BASH_CMDS` through them is judged like an assignment.
+    fn builtin_names(&mut self, words: &Words, sources: &[&str], depth: u32) -> Result<(), String> {
         let Some(Some(name)) = words.first() else {
-            return;
+            return Ok(());
         };
-        let args = words[1..].iter().flatten();
-        match name.as_str() {
-            "read" | "mapfile" | "readarray" | "getopts" | "local" | "declare" | "typeset"
-            | "export" | "readonly" => {
-                for a in args.filter(|a| !a.starts_with('-')) {
-                    let n = a.split('=').next().unwrap_or(a);
-                    self.out.assigned.push(n.to_owned());
-                }
-            }
-            "printf" => {
-                let mut it = args;
-                while let Some(a) = it.next() {
-                    if a == "-v" {
-                        if let Some(n) = it.next() {
-                            self.out.assigned.push(n.clone());
-                        }
+        // Words only known at run time cannot be checked: a name built at run time is one
+        // no reading follows.
+        // `export PATH=/x:$PATH`: the value is only known at run time, the name is not.
+        let args: Vec<Option<&str>> = words[1..]
+            .iter()
+            .zip(sources.iter().skip(1))
+            .map(|(w, src)| w.as_deref().or_else(|| static_name(src)))
+            .collect();
+        let value_of = |flag: &str| -> Vec<Option<&str>> {
+            args.windows(2)
+                .filter(|w| w[0] == Some(flag))
+                .map(|w| w[1])
+                .collect()
+        };
+        let names: Vec<Option<&str>> = match name.as_str() {
+            "read" | "mapfile" | "readarray" | "getopts" | "unset" | "local" | "declare"
+            | "typeset" | "export" | "readonly" => args
+                .iter()
+                .copied()
+                .filter(|a| !a.is_some_and(|a| a.starts_with(['-', '+'])))
+                .collect(),
+            "printf" => value_of("-v"),
+            "wait" => value_of("-p"),
+            "test" | "[" => value_of("-v"),
+            "let" => {
+                for a in &args {
+                    match a {
+                        Some(a) => self.arithmetic(a, depth)?,
+                        None => self.out.unmodeled.push(
+                            "`let` evaluates an argument only known at run time as arithmetic"
+                                .to_owned(),
+                        ),
                     }
                 }
+                return Ok(());
             }
-            _ => {}
+            _ => return Ok(()),
+        };
+        if matches!(name.as_str(), "local" | "declare" | "typeset") {
+            for flag in args.iter().flatten().filter(|a| a.starts_with(['-', '+'])) {
+                if flag.contains('n') {
+                    self.out.unmodeled.push(format!(
+                        "`{name} {flag}` makes a name reference: later assignments land in a \
+                         variable named at run time"
+                    ));
+                }
+                if flag.contains('i') {
+                    self.out.unmodeled.push(format!(
+                        "`{name} {flag}` makes integer variables: what is assigned to them is \
+                         evaluated as arithmetic"
+                    ));
+                }
+            }
         }
+        for n in names {
+            let Some(n) = n else {
+                self.out.unmodeled.push(format!(
+                    "`{name}` is given a variable name only known at run time"
+                ));
+                continue;
+            };
+            let n = n.split('=').next().unwrap_or(n);
+            let base = match n.split_once('[') {
+                Some((base, rest)) => {
+                    let subscript = rest.strip_suffix(']').unwrap_or(rest);
+                    self.arithmetic(subscript, depth)?;
+                    base
+                }
+                None => n,
+            };
+            self.out.assigned.push(base.to_owned());
+        }
+        Ok(())
     }
 
     fn assignment(&mut self, a: &ast::Assignment, depth: u32) -> Result<(), String> {
@@ -352,7 +414,18 @@ impl Reader {
             ExtendedTestExpr::Not(a) | ExtendedTestExpr::Parenthesized(a) => {
                 self.test_expr(a, depth)
             }
-            ExtendedTestExpr::UnaryTest(_, w) => self.word(&w.value, depth).map(drop),
+            ExtendedTestExpr::UnaryTest(op, w) => {
+                let text = self.word(&w.value, depth)?;
+                if matches!(
+                    op,
+                    ast::UnaryPredicate::ShellVariableIsSetAndAssigned
+                        | ast::UnaryPredicate::ShellVariableIsSetAndNameRef
+                ) {
+                    let words = vec![Some("test".to_owned()), Some("-v".to_owned()), text];
+                    self.builtin_names(&words, &["test", "-v", &w.value], depth)?;
+                }
+                Ok(())
+            }
             ExtendedTestExpr::BinaryTest(op, a, b) => {
                 let arithmetic = matches!(
                     op,
@@ -390,7 +463,7 @@ impl Reader {
             || text.contains('$');
         if names_a_variable {
             self.out.unmodeled.push(format!(
-                "`{}` is arithmetic over a variable: bash evaluates the variable's value as \
+                "`{}` is evaluated as arithmetic: bash evaluates a variable's value there as \
                  arithmetic too, and an array subscript in it (`a[$(cmd)]`) runs a command",
                 text.trim()
             ));
@@ -522,6 +595,13 @@ impl Reader {
             .ok_or_else(|| {
                 format!("the expansion `{src}` uses an operator ground-link does not know")
             })?;
+        if op == "@" && operand == "P" {
+            // Prompt expansion of a value runs the command substitutions in it.
+            self.out.unmodeled.push(format!(
+                "`{src}` expands the value as a prompt, which runs the commands inside it"
+            ));
+            return Ok(());
+        }
         if op.starts_with('/') {
             // `${a/pattern/replacement}`: both halves are expanded like words.
             for part in operand.splitn(2, '/') {
@@ -532,4 +612,13 @@ impl Reader {
         }
         Ok(())
     }
+}
+
+/// The `NAME=` (or `NAME+=`) that starts an assignment word written plainly, if it does.
+fn static_name(src: &str) -> Option<&str> {
+    let (name, _) = src.split_once('=')?;
+    let name = name.strip_suffix('+').unwrap_or(name);
+    let plain = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    plain.then_some(name)
 }

@@ -30,9 +30,9 @@ pub(super) const RUNNERS: &[&str] = &[
 pub(super) const QUIET: &[&str] = &[
     "echo", "pwd", "whoami", "id", "groups", "uname", "true", "false", ":", "seq", "yes", "sleep",
     "nproc", "uptime", "arch", "tty", "locale", "logname", "users", "who", "w", "pgrep", "which",
-    "whereis", "type", "basename", "dirname", "expr", "factor", "numfmt", "jobs", "wait", "exit",
+    "whereis", "type", "basename", "dirname", "expr", "factor", "numfmt", "wait", "exit",
     "return", "break", "continue", "shift", "getopts", "dirs", "free", "lscpu", "cal", "clear",
-    "shopt", "help", "lsb_release", "sw_vers", "ulimit", "umask", "unalias", "tr", "let", "times",
+    "help", "lsb_release", "sw_vers", "ulimit", "umask", "unalias", "tr", "let", "times",
     "caller", "popd",
 ];
 
@@ -464,6 +464,9 @@ pub(super) fn package_manager(name: &str) -> Option<(Subs, Subs, Subs)> {
     })
 }
 
+/// [`sensitive_var`]'s reason for variables that make bash itself run code.
+pub(crate) const RUNS_CODE: &str = "which can make the shell run code";
+
 /// Environment variables whose value changes what later commands load or run.
 pub(crate) fn sensitive_var(name: &str, value: &str) -> Option<&'static str> {
     const LOADERS: &[&str] = &[
@@ -484,8 +487,9 @@ pub(crate) fn sensitive_var(name: &str, value: &str) -> Option<&'static str> {
         "HOME" | "XDG_CONFIG_HOME" | "XDG_DATA_HOME" | "ZDOTDIR" | "INPUTRC" | "GNUPGHOME" => {
             Some("which changes which configuration files programs load")
         }
-        "BASH_ENV" | "ENV" | "PROMPT_COMMAND" | "PS4" | "SHELLOPTS" | "BASHOPTS" | "EXECIGNORE" => {
-            Some("which can make the shell run code")
+        "BASH_ENV" | "ENV" | "PROMPT_COMMAND" | "PS4" | "SHELLOPTS" | "BASHOPTS" | "EXECIGNORE"
+        | "BASH_CMDS" | "BASH_ALIASES" | "BASH_LOADABLES_PATH" | "BASH_XTRACEFD" => {
+            Some(RUNS_CODE)
         }
         n if LOADERS.contains(&n) || LOADER_PREFIXES.iter().any(|p| n.starts_with(p)) => {
             Some("which changes what programs load or run")
