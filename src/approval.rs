@@ -50,6 +50,7 @@ impl Approver for AllowOnceApprover {
         ApprovalAnswer::Allow {
             scope: Scope::Once,
             rule: None,
+            network: false,
         }
     }
     fn name(&self) -> &'static str {
@@ -349,7 +350,16 @@ impl TtyApprover {
             }
         }
         menu.push_str("  [d] deny  > ");
+        // The network switch (DESIGN §4): off unless the person turns it on for this answer.
+        let mut network = false;
         loop {
+            if request.network_off {
+                self.say(if network {
+                    "network: ON for this answer  [w] switch off\n"
+                } else {
+                    "network: off (the command cannot connect anywhere)  [w] switch on\n"
+                });
+            }
             self.say(&menu);
             let Some(answer) = lines.recv().await else {
                 return ApprovalAnswer::Deny {
@@ -357,6 +367,10 @@ impl TtyApprover {
                 };
             };
             let scope = match answer.trim() {
+                "w" | "W" if request.network_off => {
+                    network = !network;
+                    continue;
+                }
                 "o" | "O" | "once" => Scope::Once,
                 "c" | "C" if request.scopes.contains(&Scope::Session) => Scope::Session,
                 "p" | "P" if request.scopes.contains(&Scope::Project) => Scope::Project,
@@ -373,7 +387,11 @@ impl TtyApprover {
                 _ => continue,
             };
             if scope == Scope::Once {
-                return ApprovalAnswer::Allow { scope, rule: None };
+                return ApprovalAnswer::Allow {
+                    scope,
+                    rule: None,
+                    network,
+                };
             }
             self.say("edit the rule as JSON, or Enter to keep it > ");
             let edited = lines.recv().await.unwrap_or_default();
@@ -391,6 +409,7 @@ impl TtyApprover {
             return ApprovalAnswer::Allow {
                 scope,
                 rule: Some(rule),
+                network,
             };
         }
     }

@@ -578,6 +578,7 @@ impl Engine {
         let outcome = self.decide(&prepared, session);
         let tool = prepared.tool;
         let mut decision = outcome.decision.clone();
+        let mut network_granted = false;
         match decision.decision {
             Verdict::Allow => {}
             Verdict::Deny => {
@@ -591,6 +592,7 @@ impl Engine {
             }
             Verdict::Ask => {
                 let request = self.approval_request(req, call_id, source, &prepared, &outcome);
+                let network_off = request.network_off;
                 let answer = match tokio::time::timeout(
                     self.config.approval_timeout,
                     self.approver.ask(request),
@@ -625,8 +627,23 @@ impl Engine {
                             Some(decision),
                         );
                     }
-                    ApprovalAnswer::Allow { scope, rule } => {
-                        record.answer = Some(format!("allow {}", scope_name(scope)));
+                    ApprovalAnswer::Allow {
+                        scope,
+                        mut rule,
+                        network,
+                    } => {
+                        // The network switch counts only where the call would be without it.
+                        let network = network && network_off;
+                        record.answer = Some(format!(
+                            "allow {}{}",
+                            scope_name(scope),
+                            if network { " with network" } else { "" }
+                        ));
+                        if let (true, Some(r)) = (network, rule.as_mut()) {
+                            // A remembered answer keeps the network for what it covers.
+                            r.network = ToolName::from_alias(&r.tool) == Some(ToolName::ExecCmd);
+                        }
+                        network_granted = network;
                         if let Some(note) = self.remember(scope, rule, session, &outcome) {
                             record.note = Some(note);
                         }
@@ -692,7 +709,7 @@ impl Engine {
         let grants = Grants {
             git_safe: safe,
             secrets_by_rule: by_rule,
-            network: outcome.network,
+            network: outcome.network || network_granted,
         };
         let (status, output, truncated) = self.run_tool(prepared, grants).await;
         drop(_turn);
@@ -810,6 +827,10 @@ impl Engine {
             proposed_rule: proposed_rule(p),
             scopes: outcome.scopes.clone(),
             timeout_ms: self.config.approval_timeout.as_millis() as u64,
+            network_off: p.tool == ToolName::ExecCmd
+                && self.config.sandbox != SandboxMode::FullAccess
+                && !self.config.network
+                && !outcome.network,
         }
     }
 
@@ -1095,6 +1116,7 @@ fn proposed_rule(p: &Prepared) -> Rule {
         matches,
         description: None,
         examples: None,
+        network: false,
     }
 }
 

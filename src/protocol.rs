@@ -354,6 +354,10 @@ pub struct Rule {
     pub description: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub examples: Option<RuleExamples>,
+    /// On an `exec_cmd` allow rule: the commands it covers keep the network in
+    /// `workspace-write` (DESIGN §4). Counted only from layers whose allow rules apply.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub network: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
@@ -461,6 +465,10 @@ pub struct ApprovalRequest {
     /// Scoped answers that make sense here (a protected path only allows `once`).
     pub scopes: Vec<Scope>,
     pub timeout_ms: u64,
+    /// An `exec_cmd` that would run with no network (`workspace-write`): the approver shows
+    /// "network: off" and a switch that turns it on for the answer's scope.
+    #[serde(default)]
+    pub network_off: bool,
 }
 
 /// The answer to an approval request. A missing answer (timeout, closed dialog) is a deny.
@@ -473,6 +481,10 @@ pub enum ApprovalAnswer {
         /// The rule to remember for scoped answers (the proposed one, possibly edited).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         rule: Option<Rule>,
+        /// The person switched the network on for this answer's scope (an `exec_cmd` that
+        /// would otherwise run with no network, [`ApprovalRequest::network_off`]).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        network: bool,
     },
     #[serde(rename_all = "camelCase")]
     Deny {

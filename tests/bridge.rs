@@ -906,6 +906,7 @@ fn a_slow_approval_is_delivered_through_calls_and_events() {
     tx.send(ApprovalAnswer::Allow {
         scope: Scope::Once,
         rule: None,
+        network: false,
     })
     .unwrap();
     let v: Value = s.runtime.block_on(async {

@@ -25,6 +25,7 @@ fn rule(
         },
         description: None,
         examples: None,
+        network: false,
     }
 }
 

@@ -469,6 +469,10 @@ fn terminal_approver_answers() {
         r#"{"name":"exec_cmd","args":{"command":"npm install left-pad\u200b"},"reason":"deps","session":"chat-1"}"#,
     );
     let request = capture.0.lock().unwrap().clone().unwrap();
+    assert!(
+        request.network_off,
+        "npm install in workspace-write runs with no network"
+    );
     assert_eq!(
         request.proposed_rule.matches.command_prefix.as_deref(),
         Some("npm install")
@@ -481,6 +485,7 @@ fn terminal_approver_answers() {
             ApprovalAnswer::Allow {
                 scope: Scope::Once,
                 rule: None,
+                network: false,
             },
             "[U+200B]",
         ),
@@ -489,8 +494,28 @@ fn terminal_approver_answers() {
             ApprovalAnswer::Allow {
                 scope: Scope::Once,
                 rule: None,
+                network: false,
             },
             "[d] deny",
+        ),
+        // The network switch: off unless turned on for this answer; `w` toggles it.
+        (
+            "w\no\n",
+            ApprovalAnswer::Allow {
+                scope: Scope::Once,
+                rule: None,
+                network: true,
+            },
+            "network: off (the command cannot connect anywhere)  [w] switch on",
+        ),
+        (
+            "w\nw\nc\n\n",
+            ApprovalAnswer::Allow {
+                scope: Scope::Session,
+                rule: Some(request.proposed_rule.clone()),
+                network: false,
+            },
+            "network: ON for this answer  [w] switch off",
         ),
         (
             "d\nnot today\n",
@@ -509,6 +534,7 @@ fn terminal_approver_answers() {
             ApprovalAnswer::Allow {
                 scope: Scope::Session,
                 rule: Some(request.proposed_rule.clone()),
+                network: false,
             },
             "proposed rule",
         ),

@@ -7,13 +7,15 @@ use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Output};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ground_link::approval::{AllowOnceApprover, DenyApprover};
+use ground_link::approval::{AllowOnceApprover, Approver, DenyApprover};
 use ground_link::engine::Engine;
-use ground_link::protocol::{ApprovalMode, CallStatus, SandboxMode, Verdict};
+use ground_link::protocol::{
+    ApprovalAnswer, ApprovalMode, ApprovalRequest, CallStatus, SandboxMode, Scope, Verdict,
+};
 use serde_json::Value;
 
 use crate::protect::Home;
@@ -170,6 +172,75 @@ fn curl_to_a_local_listener_fails_unless_the_network_is_granted() {
     let full = approving(&h, SandboxMode::FullAccess);
     let r = call(&full, &exec(&cmd));
     assert_eq!(r.status, CallStatus::Success, "{}", r.output);
+}
+
+/// Answers every question "allow" with `scope`, the network switch set to `network`, and
+/// remembers what it was asked.
+struct Answering {
+    scope: Scope,
+    network: bool,
+    asked: Mutex<Vec<ApprovalRequest>>,
+}
+
+#[async_trait::async_trait]
+impl Approver for Answering {
+    async fn ask(&self, r: ApprovalRequest) -> ApprovalAnswer {
+        let rule = (self.scope != Scope::Once).then(|| r.proposed_rule.clone());
+        self.asked.lock().unwrap().push(r);
+        ApprovalAnswer::Allow {
+            scope: self.scope,
+            rule,
+            network: self.network,
+        }
+    }
+    fn name(&self) -> &'static str {
+        "answering"
+    }
+}
+
+fn answering(
+    h: &Home,
+    sandbox: SandboxMode,
+    scope: Scope,
+    network: bool,
+) -> (Engine, Arc<Answering>) {
+    let a = Arc::new(Answering {
+        scope,
+        network,
+        asked: Mutex::new(Vec::new()),
+    });
+    (h.engine(sandbox, ApprovalMode::Ask, a.clone()), a)
+}
+
+#[test]
+fn the_person_can_switch_the_network_on_for_one_call_or_a_conversation() {
+    let h = Home::new();
+    let l = listener();
+    let cmd = serde_json::json!({"name":"exec_cmd","args":{"command":format!("curl -s -m 5 http://127.0.0.1:{}/", l.port),"timeoutSec":20},"session":"chat-1"}).to_string();
+    // Allowed once with the switch left off: the question said so, and nothing connects.
+    let (engine, a) = answering(&h, SandboxMode::WorkspaceWrite, Scope::Once, false);
+    let r = call(&engine, &cmd);
+    assert!(a.asked.lock().unwrap()[0].network_off);
+    assert!(r.output.contains("network: off"), "{}", r.output);
+    assert_eq!(l.hits.load(Ordering::SeqCst), 0);
+    // Switched on for this call: it connects; the next call asks again.
+    let (engine, a) = answering(&h, SandboxMode::WorkspaceWrite, Scope::Once, true);
+    let r = call(&engine, &cmd);
+    assert_eq!(r.status, CallStatus::Success, "{}", r.output);
+    assert_eq!(l.hits.load(Ordering::SeqCst), 1);
+    call(&engine, &cmd);
+    assert_eq!(a.asked.lock().unwrap().len(), 2, "allow once is once");
+    // Switched on for the conversation: the grant carries the network, no second question.
+    let (engine, a) = answering(&h, SandboxMode::WorkspaceWrite, Scope::Session, true);
+    call(&engine, &cmd);
+    let r = call(&engine, &cmd);
+    assert_eq!(r.status, CallStatus::Success, "{}", r.output);
+    assert_eq!(a.asked.lock().unwrap().len(), 1);
+    assert_eq!(l.hits.load(Ordering::SeqCst), 4);
+    // full-access has the network anyway: no switch to show.
+    let (engine, a) = answering(&h, SandboxMode::FullAccess, Scope::Once, false);
+    call(&engine, &cmd);
+    assert!(!a.asked.lock().unwrap()[0].network_off);
 }
 
 #[test]

@@ -318,6 +318,7 @@ impl Approver for ScopedApprover {
         ApprovalAnswer::Allow {
             scope: self.scope,
             rule: Some(request.proposed_rule),
+            network: false,
         }
     }
     fn name(&self) -> &'static str {

@@ -121,7 +121,7 @@ impl DialogApprover {
                 .front()
                 .filter(|w| w.view.call_id == call_id)
                 .ok_or_else(|| AnswerError::NotPending(call_id.to_string()))?;
-            if let ApprovalAnswer::Allow { scope, rule } = &answer {
+            if let ApprovalAnswer::Allow { scope, rule, .. } = &answer {
                 if !head.scopes.contains(scope) {
                     return Err(AnswerError::ScopeNotOffered(*scope));
                 }
@@ -283,6 +283,7 @@ mod tests {
             ApprovalAnswer::Allow {
                 scope: Scope::Once,
                 rule: None,
+                network: false,
             },
         )
         .unwrap();
@@ -328,6 +329,7 @@ mod tests {
                 ApprovalAnswer::Allow {
                     scope: Scope::Global,
                     rule: None,
+                    network: false,
                 },
                 AnswerError::ScopeNotOffered(Scope::Global),
             ),
@@ -335,6 +337,7 @@ mod tests {
                 ApprovalAnswer::Allow {
                     scope: Scope::Project,
                     rule: None,
+                    network: false,
                 },
                 AnswerError::MissingRule,
             ),
@@ -347,6 +350,7 @@ mod tests {
             ApprovalAnswer::Allow {
                 scope: Scope::Project,
                 rule: Some(bad),
+                network: false,
             },
         );
         assert!(matches!(e, Err(AnswerError::BadRule(m)) if m.contains("glob")));
@@ -360,6 +364,7 @@ mod tests {
             ApprovalAnswer::Allow {
                 scope: Scope::Project,
                 rule: Some(good.clone()),
+                network: false,
             },
         )
         .unwrap();
@@ -367,7 +372,8 @@ mod tests {
             task.await.unwrap(),
             ApprovalAnswer::Allow {
                 scope: Scope::Project,
-                rule: Some(good)
+                rule: Some(good),
+                network: false,
             }
         );
     }

@@ -323,6 +323,7 @@ mod tests {
                 ApprovalAnswer::Allow {
                     scope: Scope::Once,
                     rule: None,
+                    network: false,
                 },
             )
             .unwrap();

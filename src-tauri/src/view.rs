@@ -64,6 +64,8 @@ pub struct ApprovalView {
     pub proposed_rule: Rule,
     pub scopes: Vec<Scope>,
     pub timeout_ms: u64,
+    /// The command would run with no network: the dialog shows "network: off" and a switch.
+    pub network_off: bool,
     /// Unix milliseconds after which the engine denies on its own.
     pub deadline_ms: u64,
 }
@@ -130,6 +132,7 @@ impl ApprovalView {
             proposed_rule: request.proposed_rule.clone(),
             scopes: request.scopes.clone(),
             timeout_ms: request.timeout_ms,
+            network_off: request.network_off,
             deadline_ms: arrived_unix_ms.saturating_add(request.timeout_ms),
         }
     }
@@ -176,9 +179,11 @@ pub(crate) mod tests {
                 },
                 description: None,
                 examples: None,
+                network: false,
             },
             scopes: vec![Scope::Once, Scope::Session, Scope::Project, Scope::Global],
             timeout_ms: 120_000,
+            network_off: false,
         }
     }
 

@@ -187,7 +187,6 @@ impl Snapshot {
 pub fn parse_file(text: &str, layer: Layer) -> Result<(Vec<CompiledRule>, Hooks), String> {
     let mut value: serde_json::Value =
         serde_json::from_str(text).map_err(|e| format!("invalid permission file: {e}"))?;
-    let network = take_network_flags(&mut value)?;
     // Checked here so a bad glob makes the file fail to load (and keep its last good version).
     if let Some(obj) = value.as_object_mut() {
         obj.remove("sensitive");
@@ -202,18 +201,8 @@ pub fn parse_file(text: &str, layer: Layer) -> Result<(Vec<CompiledRule>, Hooks)
         ));
     }
     let mut rules = Vec::new();
-    for (i, rule) in file.rules.into_iter().enumerate() {
-        let mut compiled = CompiledRule::compile(rule, layer).map_err(|e| e.to_string())?;
-        if network.get(i).copied().unwrap_or(false) {
-            if compiled.action() != RuleAction::Allow || compiled.rule.tool != "exec_cmd" {
-                return Err(format!(
-                    "rule {:?}: \"network\": true only means something on an allow rule for exec_cmd",
-                    compiled.id()
-                ));
-            }
-            compiled.network = true;
-        }
-        rules.push(compiled);
+    for rule in file.rules {
+        rules.push(CompiledRule::compile(rule, layer).map_err(|e| e.to_string())?);
     }
     for (list, action) in [
         (&file.allow, RuleAction::Allow),
@@ -258,11 +247,10 @@ pub fn parse_file(text: &str, layer: Layer) -> Result<(Vec<CompiledRule>, Hooks)
     Ok((rules, file.hooks))
 }
 
-/// The file as the wire type sees it: without the engine-only extensions (`"sensitive"`,
-/// a rule's `"network"`), so the settings window can show a file that uses them.
+/// The file as the wire type sees it: without the engine-only `"sensitive"` list, so the
+/// settings window can show a file that uses it.
 pub fn wire_file(text: &str) -> Option<PermissionFile> {
     let mut value: Value = serde_json::from_str(text).ok()?;
-    take_network_flags(&mut value).ok()?;
     value.as_object_mut()?.remove("sensitive");
     serde_json::from_value(value).ok()
 }
@@ -287,28 +275,6 @@ pub fn sensitive_globs(text: &str) -> Result<Vec<String>, String> {
         globset::Glob::new(glob)
             .map_err(|e| format!("invalid permission file: sensitive glob {glob:?}: {e}"))?;
         out.push(glob.to_string());
-    }
-    Ok(out)
-}
-
-/// Takes each rule's optional `"network": true` out of the file (the wire type `Rule` has no
-/// such field, so the settings window and the extension keep their shape), by rule position.
-fn take_network_flags(value: &mut serde_json::Value) -> Result<Vec<bool>, String> {
-    let Some(rules) = value.get_mut("rules").and_then(|r| r.as_array_mut()) else {
-        return Ok(Vec::new());
-    };
-    let mut out = Vec::with_capacity(rules.len());
-    for rule in rules {
-        let flag = match rule.as_object_mut().and_then(|o| o.remove("network")) {
-            None => false,
-            Some(serde_json::Value::Bool(b)) => b,
-            Some(other) => {
-                return Err(format!(
-                    "invalid permission file: \"network\" must be true or false, not {other}"
-                ));
-            }
-        };
-        out.push(flag);
     }
     Ok(out)
 }

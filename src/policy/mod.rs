@@ -176,7 +176,11 @@ pub fn decide(
             parts: facts.analysis.map(|a| a.parts.as_slice()).unwrap_or(&[]),
             parsed: facts.analysis.is_none_or(|a| a.parse_error.is_none()),
         };
-        out.network = snap.allow.grants_network(&subject);
+        // Trusted file layers, and this conversation's grants (the person's own answers).
+        out.network = snap.allow.grants_network(&subject)
+            || grants
+                .iter()
+                .any(|r| r.rule.network && r.covers_all(&subject));
     }
     out
 }

@@ -38,9 +38,6 @@ pub struct CompiledRule {
     tool: Option<ToolName>,
     prefix: Option<Vec<String>>,
     glob: Option<(Glob, GlobMatcher)>,
-    /// `"network": true` in the file: an `exec_cmd` this allow rule covers keeps the network
-    /// in `workspace-write` (DESIGN §4). Only counted from the layers whose allow rules apply.
-    pub network: bool,
 }
 
 /// What a call looks like to the rules.
@@ -98,8 +95,13 @@ impl CompiledRule {
                 Some((glob, matcher))
             }
         };
+        if rule.network && (rule.action != RuleAction::Allow || tool != Some(ToolName::ExecCmd)) {
+            return Err(invalid(
+                id,
+                "\"network\": true only means something on an allow rule for exec_cmd",
+            ));
+        }
         let compiled = CompiledRule {
-            network: false,
             rule,
             layer,
             tool,
@@ -328,7 +330,7 @@ impl RuleIndex {
     /// part and the first path, so those alone pick the candidates.
     /// Whether an allow rule that covers the whole call grants it the network.
     pub fn grants_network(&self, s: &Subject<'_>) -> bool {
-        self.rules.iter().any(|r| r.network && r.covers_all(s))
+        self.rules.iter().any(|r| r.rule.network && r.covers_all(s))
     }
 
     pub fn first_covering_all(&self, s: &Subject<'_>) -> Option<&CompiledRule> {
@@ -437,6 +439,7 @@ pub fn expand_shorthand(text: &str, action: RuleAction) -> Result<Vec<Rule>, Rul
             matches: matches.clone(),
             description: Some(format!("shorthand {s}")),
             examples: None,
+            network: false,
         })
         .collect())
 }
@@ -468,6 +471,7 @@ mod tests {
             },
             description: None,
             examples: None,
+            network: false,
         };
         let r = CompiledRule::compile(rule, Layer::Global).unwrap();
         for (cmd, want) in [
@@ -574,6 +578,7 @@ mod tests {
                         matches: RuleMatch { command_prefix: w.map(|w| words[w].to_string()), path_glob: g.map(|g| globs[g].to_string()) },
                         description: None,
                         examples: None,
+                        network: false,
                     };
                     CompiledRule::compile(rule, Layer::Global).ok()
                 })

@@ -29,6 +29,8 @@ const en = {
   queued: "+{n} more waiting",
   timeLeft: "denied automatically in",
   escHint: "Esc or closing this window denies.",
+  networkOff: "Network: off. This command cannot connect anywhere.",
+  networkAllow: "Let it use the network (for the scope you allow)",
   approvalLoadFailed: "ground-link could not load the pending call: {error}",
 
   // ---- settings window: tabs and shell
@@ -187,6 +189,8 @@ const zh: Record<Key, string> = {
   queued: "+{n} 个等待中",
   timeLeft: "自动拒绝倒计时",
   escHint: "按 Esc 或关闭窗口即为拒绝。",
+  networkOff: "网络：关闭。此命令无法连接任何地方。",
+  networkAllow: "允许它联网（在你选择的范围内）",
   approvalLoadFailed: "ground-link 无法加载待批准的调用：{error}",
 
   general: "常规",

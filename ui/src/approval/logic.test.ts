@@ -16,6 +16,8 @@ describe("answers", () => {
   it("allow once never carries a rule; scoped answers do", () => {
     expect(allowAnswer("once", proposed)).toEqual({ type: "allow", scope: "once" });
     expect(allowAnswer("project", proposed)).toEqual({ type: "allow", scope: "project", rule: proposed });
+    expect(allowAnswer("once", proposed, true)).toEqual({ type: "allow", scope: "once", network: true });
+    expect(allowAnswer("session", proposed, true)).toEqual({ type: "allow", scope: "session", rule: proposed, network: true });
   });
 });
 

@@ -24,8 +24,10 @@ export function ruleFromForm(base: Rule, f: RuleForm): Rule {
   return { ...base, id: f.id.trim(), tool: f.tool.trim(), action: "allow", match: matchFrom(f.commandPrefix, f.pathGlob) };
 }
 
-export function allowAnswer(scope: Scope, rule: Rule | null): ApprovalAnswer {
-  return scope === "once" || rule === null ? { type: "allow", scope } : { type: "allow", scope, rule };
+/** `network`: the person switched the network on for this answer (DESIGN §4). */
+export function allowAnswer(scope: Scope, rule: Rule | null, network = false): ApprovalAnswer {
+  const base: ApprovalAnswer = scope === "once" || rule === null ? { type: "allow", scope } : { type: "allow", scope, rule };
+  return network ? { ...base, network: true } : base;
 }
 
 export function denyAnswer(reason: string): ApprovalAnswer {

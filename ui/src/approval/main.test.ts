@@ -23,6 +23,7 @@ const view: ApprovalView = {
   proposedRule: { id: "allow-write_file-notes", action: "allow", tool: "write_file", match: { pathGlob: "notes/**" } },
   scopes: ["once", "session", "project", "global"],
   timeoutMs: 120000,
+  networkOff: false,
   deadlineMs: Date.now() + 120000,
 };
 
@@ -117,6 +118,20 @@ describe("the approval page", () => {
         },
       ]),
     );
+  });
+
+  it("network is off unless switched on, and the switch travels with the allow", async () => {
+    push?.({ current: { ...view, callId: "c-net-off" }, queued: 0, language: "en" });
+    expect(document.getElementById("network-on")).toBeNull();
+    push?.({ current: { ...view, tool: "exec_cmd", callId: "c-net", networkOff: true }, queued: 0, language: "en" });
+    expect(document.getElementById("network")?.textContent).toBe("Network: off. This command cannot connect anywhere.");
+    const box = document.getElementById("network-on") as HTMLInputElement;
+    expect(box.checked).toBe(false);
+    box.click();
+    expect(answers()).toEqual([]); // switching approves nothing
+    await vi.waitFor(() => expect((document.getElementById("allow-once") as HTMLButtonElement).disabled).toBe(false), { timeout: 2000 });
+    (document.getElementById("allow-once") as HTMLButtonElement).click();
+    await vi.waitFor(() => expect(answers()).toEqual([{ callId: "c-net", answer: { type: "allow", scope: "once", network: true } }]));
   });
 
   it("hides the call when the queue empties, and keeps typed text for the same call", () => {

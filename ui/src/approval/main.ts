@@ -87,6 +87,12 @@ function render(state: DialogState): void {
             field("rule-prefix", t("rulePrefix"), form.commandPrefix),
             field("rule-glob", t("ruleGlob"), form.pathGlob)))
       : null,
+    // Off unless the person switches it on; the switch itself approves nothing.
+    v.networkOff
+      ? h("section", { class: "network" },
+          h("p", { id: "network", text: t("networkOff") }),
+          h("label", { class: "switch" }, h("input", { id: "network-on", type: "checkbox" }), h("span", { text: t("networkAllow") })))
+      : null,
     h("p", { id: "error", class: "error", role: "alert" }),
     h("footer", { class: "actions" },
       h("div", { class: "allow" }, ...SCOPE_BUTTONS.filter((b) => v.scopes.includes(b.scope)).map((b) =>
@@ -126,7 +132,8 @@ async function answerAllow(scope: (typeof SCOPE_BUTTONS)[number]["scope"]): Prom
   const rule = scope === "once" ? null : ruleFromForm(shown.proposedRule, {
     id: value("rule-id"), tool: value("rule-tool"), commandPrefix: value("rule-prefix"), pathGlob: value("rule-glob"),
   });
-  await send(allowAnswer(scope, rule));
+  const network = (document.getElementById("network-on") as HTMLInputElement | null)?.checked ?? false;
+  await send(allowAnswer(scope, rule, network));
 }
 
 async function answerDeny(): Promise<void> {

@@ -13,6 +13,11 @@ export type AppSettings = {
 
 /** The answer to an approval request. A missing answer (timeout, closed dialog) is a deny. */
 export type ApprovalAnswer = {
+  /**
+   * The person switched the network on for this answer's scope (an `exec_cmd` that
+   * would otherwise run with no network, [`ApprovalRequest::network_off`]).
+   */
+  network?: boolean;
   /** The rule to remember for scoped answers (the proposed one, possibly edited). */
   rule?: Rule | null;
   scope: Scope;
@@ -39,6 +44,8 @@ export type ApprovalView = {
   diff: DiffLine[];
   /** Lines of the diff left out. */
   diffCut: number;
+  /** The command would run with no network: the dialog shows "network: off" and a switch. */
+  networkOff: boolean;
   proposedRule: Rule;
   reason: string | null;
   risk: Risk;
@@ -185,6 +192,11 @@ export type Rule = {
   examples?: RuleExamples | null;
   id: string;
   match: RuleMatch;
+  /**
+   * On an `exec_cmd` allow rule: the commands it covers keep the network in
+   * `workspace-write` (DESIGN §4). Counted only from layers whose allow rules apply.
+   */
+  network?: boolean;
   /** A tool name, an alias, or `*`. */
   tool: string;
 };

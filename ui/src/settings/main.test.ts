@@ -30,7 +30,8 @@ const DATA = [
 /** Keys of the approval dialog (tested in approval/main.test.ts), never shown in this window. */
 const APPROVAL_ONLY = [
   "risk", "reason", "why", "args", "parts", "diff", "diffCut", "ruleTitle", "allowOnce", "allowSession",
-  "allowProject", "allowGlobal", "deny", "denyReason", "queued", "timeLeft", "escHint", "approvalLoadFailed",
+  "allowProject", "allowGlobal", "deny", "denyReason", "queued", "timeLeft", "escHint", "networkOff", "networkAllow",
+  "approvalLoadFailed",
 ];
 
 function settingsView(): SettingsView {
