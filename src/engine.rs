@@ -265,26 +265,15 @@ impl Engine {
     /// What `serve` and the tray warn about a broad root (the home folder, `/`, a folder
     /// holding ground-link's own state), with what stays protected; `None` for a plain root.
     pub fn broad_root_warning(&self) -> Option<String> {
-        let root = self.jail.root();
-        let prot = self.jail.protection()?;
-        let holds_state = prot.own_state().iter().any(|o| o.starts_with(root));
-        let is_home = self.home.as_deref().is_some_and(|h| h.starts_with(root));
-        if !holds_state && !is_home && root != Path::new("/") {
-            return None;
-        }
-        let mut text = format!(
-            "the sandbox root {} is broad (it holds your home folder or ground-link's own \
-             state); ground-link's own state is denied to every tool, secrets (.ssh, .aws, \
-             .env, keys…) are asked about every time, run-later files (.bashrc, autostart, \
-             .git/hooks) stay read-only, and commands run with those hidden",
-            root.display()
-        );
+        let mut text = self
+            .jail
+            .protection()?
+            .broad_root_warning(self.jail.root())?;
         if let Some(why) = &self.not_isolated {
             text.push_str(&format!(
                 "; but commands cannot be isolated here ({why}), so every exec_cmd asks"
             ));
         }
-        text.push_str("; a dedicated project folder is safer");
         Some(text)
     }
 

@@ -446,28 +446,3 @@ fn random_suffix() -> String {
     let _ = getrandom::fill(&mut b);
     hex::encode(b)
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn protected_paths() {
-        for (rel, want) in [
-            (".git/config", true),
-            (".git/hooks/pre-commit", true),
-            ("sub/.git/HEAD", true),
-            (".ground-link/permissions.json", true),
-            (".envrc", true),
-            ("a/.envrc", true),
-            (".vscode/tasks.json", true),
-            (".vscode/settings.json", false),
-            (".husky/pre-push", true),
-            ("src/git.rs", false),
-            (".gitignore", false),
-            ("envrc", false),
-        ] {
-            assert_eq!(is_protected_rel(rel), want, "{rel}");
-        }
-    }
-}

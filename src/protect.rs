@@ -194,6 +194,25 @@ impl Protection {
         self
     }
 
+    /// What a person choosing `root` should know when it is broad: it holds the home folder
+    /// or ground-link's own state, or it is `/` (DESIGN §4 allows it, with a warning that
+    /// explains what stays protected). `None` for an ordinary project folder.
+    pub fn broad_root_warning(&self, root: &Path) -> Option<String> {
+        let holds_state = self.own.iter().any(|o| o.starts_with(root));
+        let holds_home = self.home.as_deref().is_some_and(|h| h.starts_with(root));
+        if !holds_state && !holds_home && root != Path::new("/") {
+            return None;
+        }
+        Some(format!(
+            "the sandbox root {} is broad (it holds your home folder or ground-link's own \
+             state); ground-link's own state is denied to every tool, secrets (.ssh, .aws, \
+             .env, keys…) are asked about every time, run-later files (.bashrc, autostart, \
+             .git/hooks) stay read-only, and commands run with those hidden; a dedicated \
+             project folder is safer",
+            root.display()
+        ))
+    }
+
     /// The own-state locations (absolute), for the exec mount namespace and for warnings.
     pub fn own_state(&self) -> &[PathBuf] {
         &self.own

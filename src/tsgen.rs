@@ -211,6 +211,37 @@ fn object(obj: &Map<String, Value>, indent: &str) -> String {
     s
 }
 
+/// Checks a generated file against `fresh` (rewriting it first when `GL_WRITE_TYPES` is set),
+/// and that it defines each of `names`: the staleness test of every generated file.
+/// `Err` says which file is stale and the command that regenerates it (`hint`).
+pub fn check_generated(
+    path: &std::path::Path,
+    fresh: &str,
+    names: &[&str],
+    hint: &str,
+) -> Result<(), String> {
+    for name in names {
+        if !fresh.contains(&format!("export type {name} = ")) {
+            return Err(format!(
+                "{name} is missing from the generated {}",
+                path.display()
+            ));
+        }
+    }
+    if std::env::var_os("GL_WRITE_TYPES").is_some() {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+        }
+        std::fs::write(path, fresh).map_err(|e| e.to_string())?;
+    }
+    let on_disk = std::fs::read_to_string(path).unwrap_or_default();
+    if on_disk == fresh {
+        Ok(())
+    } else {
+        Err(format!("{} is stale: run {hint}", path.display()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -262,28 +293,17 @@ mod tests {
     fn extension_types_are_current() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("extension/src/shared/gen/bridge.ts");
-        let fresh = extension_bridge();
-        for name in [
+        let names = [
             "CallRequest",
             "CallResult",
             "Event",
             "Health",
             "PendingAnswer",
             "ErrorBody",
-        ] {
-            assert!(
-                fresh.contains(&format!("export type {name} = ")),
-                "{name} missing"
-            );
+        ];
+        let hint = "GL_WRITE_TYPES=1 cargo test --lib tsgen";
+        if let Err(e) = check_generated(&path, &extension_bridge(), &names, hint) {
+            panic!("{e}");
         }
-        if std::env::var_os("GL_WRITE_TYPES").is_some() {
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(&path, &fresh).unwrap();
-        }
-        let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            on_disk == fresh,
-            "extension/src/shared/gen/bridge.ts is stale: run GL_WRITE_TYPES=1 cargo test --lib tsgen"
-        );
     }
 }

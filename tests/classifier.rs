@@ -22,35 +22,7 @@ impl Sandbox {
     fn new() -> Sandbox {
         let dir = tempfile::tempdir().unwrap();
         let base = fs::canonicalize(dir.path()).unwrap();
-        let home = base.join("home/user");
-        let root = home.join("proj");
-        for d in [
-            root.join("src"),
-            root.join("docs"),
-            root.join(".git"),
-            root.join("vendor/sub/.git"),
-            home.join(".ssh"),
-            home.join("docs"),
-            home.join("proj2"),
-        ] {
-            fs::create_dir_all(d).unwrap();
-        }
-        fs::write(root.join("README.md"), "hello\n").unwrap();
-        // A committed bare-style repository: git started in it would run its config.
-        fs::create_dir_all(root.join("evil/objects")).unwrap();
-        fs::write(root.join("evil/HEAD"), "ref: refs/heads/main\n").unwrap();
-        fs::write(
-            root.join("evil/config"),
-            "[core]\n\tfsmonitor = touch pwned\n",
-        )
-        .unwrap();
-        fs::write(root.join("src/main.rs"), "fn main() {}\n").unwrap();
-        fs::write(home.join(".ssh/id_rsa"), "secret\n").unwrap();
-        fs::write(home.join("docs/notes.txt"), "notes\n").unwrap();
-        fs::write(home.join("proj2/secret"), "secret\n").unwrap();
-        symlink(root.join("src"), root.join("link_in")).unwrap();
-        symlink(home.join("docs"), root.join("link_out")).unwrap();
-        symlink(base.join("missing/file"), root.join("dangling")).unwrap();
+        let (home, root) = corpus_layout(&base);
         Sandbox {
             _dir: dir,
             home,
@@ -65,6 +37,40 @@ impl Sandbox {
         };
         classify(command, &ctx)
     }
+}
+
+/// The layout the corpus header describes, under `base`: returns (home, root).
+pub fn corpus_layout(base: &std::path::Path) -> (PathBuf, PathBuf) {
+    let home = base.join("home/user");
+    let root = home.join("proj");
+    for d in [
+        root.join("src"),
+        root.join("docs"),
+        root.join(".git"),
+        root.join("vendor/sub/.git"),
+        home.join(".ssh"),
+        home.join("docs"),
+        home.join("proj2"),
+    ] {
+        fs::create_dir_all(d).unwrap();
+    }
+    fs::write(root.join("README.md"), "hello\n").unwrap();
+    // A committed bare-style repository: git started in it would run its config.
+    fs::create_dir_all(root.join("evil/objects")).unwrap();
+    fs::write(root.join("evil/HEAD"), "ref: refs/heads/main\n").unwrap();
+    fs::write(
+        root.join("evil/config"),
+        "[core]\n\tfsmonitor = touch pwned\n",
+    )
+    .unwrap();
+    fs::write(root.join("src/main.rs"), "fn main() {}\n").unwrap();
+    fs::write(home.join(".ssh/id_rsa"), "secret\n").unwrap();
+    fs::write(home.join("docs/notes.txt"), "notes\n").unwrap();
+    fs::write(home.join("proj2/secret"), "secret\n").unwrap();
+    symlink(root.join("src"), root.join("link_in")).unwrap();
+    symlink(home.join("docs"), root.join("link_out")).unwrap();
+    symlink(base.join("missing/file"), root.join("dangling")).unwrap();
+    (home, root)
 }
 
 fn risk_name(r: Risk) -> &'static str {

@@ -41,32 +41,7 @@ impl OracleBox {
             .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
             .unwrap();
         let base = fs::canonicalize(dir.path()).unwrap();
-        let home = base.join("home/user");
-        let root = home.join("proj");
-        for d in [
-            root.join("src"),
-            root.join("docs"),
-            root.join(".git"),
-            root.join("vendor/sub/.git"),
-            home.join(".ssh"),
-            home.join("docs"),
-            home.join("proj2"),
-        ] {
-            fs::create_dir_all(d).unwrap();
-        }
-        fs::write(root.join("README.md"), "hello\n").unwrap();
-        // A committed bare-style repository: git started in it would run its config.
-        fs::create_dir_all(root.join("evil/objects")).unwrap();
-        fs::write(root.join("evil/HEAD"), "ref: refs/heads/main\n").unwrap();
-        fs::write(
-            root.join("evil/config"),
-            "[core]\n\tfsmonitor = touch pwned\n",
-        )
-        .unwrap();
-        fs::write(root.join("src/main.rs"), "fn main() {}\n").unwrap();
-        fs::write(home.join(".ssh/id_rsa"), "secret\n").unwrap();
-        std::os::unix::fs::symlink(root.join("src"), root.join("link_in")).unwrap();
-        std::os::unix::fs::symlink(home.join("docs"), root.join("link_out")).unwrap();
+        let (home, root) = crate::classifier::corpus_layout(&base);
         // Every external program "succeeds" without running: only builtins execute.
         let env_file = base.join("oracle-env.sh");
         fs::write(&env_file, "command_not_found_handle() { return 0; }\n").unwrap();

@@ -94,8 +94,9 @@ pub fn status_get(app: State<'_, Arc<App>>) -> StatusView {
 }
 
 #[tauri::command]
-pub fn root_check(path: String) -> RootCheck {
-    crate::settings::check_root(std::path::Path::new(path.trim()), dirs_home().as_deref())
+pub fn root_check(app: State<'_, Arc<App>>, path: String) -> RootCheck {
+    let (path, home) = (std::path::Path::new(path.trim()), dirs_home());
+    crate::settings::check_root_protected(path, home.as_deref(), app.host.paths())
 }
 
 fn dirs_home() -> Option<std::path::PathBuf> {

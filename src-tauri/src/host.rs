@@ -59,8 +59,11 @@ pub struct StatusView {
     pub pending: usize,
     /// Why the bridge is not running, or a broken rule file.
     pub problem: Option<String>,
-    /// Set when `exec_cmd` writes are not confined by the OS: why.
+    /// Set when `exec_cmd` is not confined by the OS or cannot run in its own namespaces
+    /// (then every command asks): why.
     pub confinement: Option<String>,
+    /// The sandbox root is broad (home, `/`, ground-link's own state): what stays protected.
+    pub root_warning: Option<String>,
 }
 
 pub struct Host {
@@ -218,9 +221,16 @@ impl Host {
                                 format!("{} rule file {path} is broken: {err}", layer.as_str())
                             });
                 }
-                let confinement = match engine.confinement() {
+                let landlock = match engine.confinement() {
                     Confinement::Unavailable(why) => Some(format!("not confined: {why}")),
                     _ => None,
+                };
+                let isolation = engine
+                    .not_isolated()
+                    .map(|why| format!("not isolated: {why}; every exec_cmd asks"));
+                let confinement = match (landlock, isolation) {
+                    (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+                    (a, b) => a.or(b),
                 };
                 StatusView {
                     running: true,
@@ -231,6 +241,7 @@ impl Host {
                     pending,
                     problem,
                     confinement,
+                    root_warning: engine.broad_root_warning(),
                 }
             }
             None => StatusView {
@@ -242,6 +253,7 @@ impl Host {
                 pending,
                 problem,
                 confinement: None,
+                root_warning: None,
             },
         }
     }

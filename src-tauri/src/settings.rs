@@ -39,6 +39,21 @@ pub struct RootCheck {
     pub warnings: Vec<String>,
 }
 
+/// [`check_root`], and what stays protected in a broad root (the words `serve` and the tray
+/// use, from the core).
+pub fn check_root_protected(path: &Path, home: Option<&Path>, paths: &ConfigPaths) -> RootCheck {
+    let mut check = check_root(path, home);
+    if let Some(resolved) = &check.resolved {
+        let home = home.map(|h| std::fs::canonicalize(h).unwrap_or_else(|_| h.to_path_buf()));
+        if let Some(w) = ground_link::protect::Protection::new(paths, home.as_deref())
+            .broad_root_warning(Path::new(resolved))
+        {
+            check.warnings.push(w);
+        }
+    }
+    check
+}
+
 pub fn check_root(path: &Path, home: Option<&Path>) -> RootCheck {
     let shown = path.display().to_string();
     if shown.trim().is_empty() {
@@ -192,6 +207,25 @@ mod tests {
                 None => assert!(c.warnings.is_empty(), "{path:?}: {c:?}"),
             }
         }
+    }
+
+    #[test]
+    fn a_broad_root_says_what_stays_protected() {
+        let base = tempfile::tempdir().unwrap();
+        let home = base.path().join("home");
+        let proj = home.join("proj");
+        std::fs::create_dir_all(&proj).unwrap();
+        // ground-link's own state under the home folder, as XDG puts it.
+        let paths = ConfigPaths::under(&home.join(".config"));
+        let c = check_root_protected(&home, Some(&home), &paths);
+        assert!(
+            c.warnings
+                .iter()
+                .any(|w| w.contains("own state is denied to every tool")),
+            "{c:?}"
+        );
+        let c = check_root_protected(&proj, Some(&home), &paths);
+        assert!(c.warnings.is_empty(), "{c:?}");
     }
 
     #[test]

@@ -136,8 +136,11 @@ pub fn look(s: &StatusView, lang: Language) -> TrayLook {
         tooltip.push_str(&format!("\n127.0.0.1:{port} · {}", root.display()));
     }
     if s.running {
-        if let Some(p) = &s.problem {
-            let warning = if zh { "警告" } else { "warning" };
+        let warning = if zh { "警告" } else { "warning" };
+        for p in [&s.problem, &s.confinement, &s.root_warning]
+            .into_iter()
+            .flatten()
+        {
             tooltip.push_str(&format!("\n{warning}: {p}"));
         }
     }
@@ -216,6 +219,7 @@ mod tests {
             pending,
             problem: None,
             confinement: None,
+            root_warning: None,
         }
     }
 
@@ -259,6 +263,19 @@ mod tests {
             look(&status(true, false, true, 0), Language::En)
                 .tooltip
                 .contains("127.0.0.1:18080 · /home/u/proj")
+        );
+        // Commands that cannot be isolated, and a broad root, are said in the tooltip.
+        let mut s = status(true, false, true, 0);
+        s.confinement = Some("not isolated: no user namespaces; every exec_cmd asks".into());
+        s.root_warning = Some("the sandbox root /home/u is broad".into());
+        let tip = look(&s, Language::En).tooltip;
+        assert!(
+            tip.contains("warning: not isolated: no user namespaces"),
+            "{tip}"
+        );
+        assert!(
+            tip.contains("warning: the sandbox root /home/u is broad"),
+            "{tip}"
         );
     }
 

@@ -323,7 +323,10 @@ export type Source = "cli" | "bridge" | "clipboard" | "mcp";
 
 /** The state the tray and the settings window show. */
 export type StatusView = {
-  /** Set when `exec_cmd` writes are not confined by the OS: why. */
+  /**
+   * Set when `exec_cmd` is not confined by the OS or cannot run in its own namespaces
+   * (then every command asks): why.
+   */
   confinement: string | null;
   connected: boolean;
   paused: boolean;
@@ -332,6 +335,8 @@ export type StatusView = {
   /** Why the bridge is not running, or a broken rule file. */
   problem: string | null;
   root: string | null;
+  /** The sandbox root is broad (home, `/`, ground-link's own state): what stays protected. */
+  rootWarning: string | null;
   running: boolean;
 };
 

@@ -8,7 +8,7 @@ import { englishFromTable, strayWords, visibleTexts } from "../i18n-check";
 let lang: Language = "en";
 const calls: { cmd: string; args: Record<string, unknown> }[] = [];
 // What some commands answer next; the walk changes them to reach the window's other states.
-const RUNNING: StatusView = { confinement: "landlock", connected: false, paused: false, pending: 2, port: 8787, problem: null, root: "/srv/sb", running: true };
+const RUNNING: StatusView = { confinement: "landlock", connected: false, paused: false, pending: 2, port: 8787, problem: null, root: "/srv/sb", rootWarning: null, running: true };
 const PAIRED: PairingView = { connected: false, keptIn: "K-keyring", paired: [{ origin: "chrome-extension://abc", lastSeen: 1_700_000_000 }], port: 8787, token: "tok", warning: "W-keyring" };
 let status: StatusView = RUNNING;
 let trust: TrustView = { exists: true, trusted: false, diff: "@@ -1 +1 @@\n-a\n+b", error: "E-trust", content: "b" };
@@ -251,6 +251,14 @@ describe("the settings window's language", () => {
     // The same walk in zh finds nothing; here the detector must find plenty, or it sees nothing.
     expect(englishFromTable(seen, DATA).length).toBeGreaterThan(60);
     expect(strayWords(seen, DATA).length).toBeGreaterThan(60);
+  });
+
+  it("a broad root's warning from the engine is shown on the general tab", async () => {
+    await load("en");
+    expect(document.getElementById("root-warning")).toBeNull();
+    status = { ...RUNNING, rootWarning: "the sandbox root /home/u is broad" };
+    el("#tab-general").click();
+    await vi.waitFor(() => expect(text("root-warning")).toBe("the sandbox root /home/u is broad"));
   });
 
   it("saving another language redraws the window in it, tab names included", async () => {

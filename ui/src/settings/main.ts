@@ -55,6 +55,7 @@ function renderGeneral(el: HTMLElement): void {
     h("p", { id: "status", class: st.running ? "ok" : "error", text: status }),
     st.problem && st.running ? h("p", { id: "status-problem", class: "error", text: st.problem }) : null,
     st.confinement ? h("p", { class: "warn", text: `exec_cmd: ${st.confinement}` }) : null,
+    st.rootWarning ? h("p", { id: "root-warning", class: "warn", text: st.rootWarning }) : null,
     row(t("rootLabel"),
       input("root-input", s.root ?? "", { placeholder: "/home/you/project", size: "48" }),
       h("button", { id: "root-pick", type: "button", text: t("choose"), onclick: () => void pickRoot() }),
