@@ -886,6 +886,8 @@ impl Engine {
             hide,
             read_only,
             network: !confined || self.config.network || grants.network,
+            private_temp: confined,
+            root: root.to_path_buf(),
         })
     }
 

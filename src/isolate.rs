@@ -43,6 +43,14 @@ pub struct Isolation {
     pub read_only: Vec<PathBuf>,
     /// Keep the host's network.
     pub network: bool,
+    /// Fresh, empty `/tmp`, `/var/tmp` and `/dev/shm`, and `/run` covered: the host's Unix
+    /// sockets there (tmux, ssh-agent, screen, docker) cannot be reached, and nothing a
+    /// command leaves behind reaches the next one. Folders holding the sandbox root stay.
+    #[serde(default)]
+    pub private_temp: bool,
+    /// The sandbox root, so the private folders never cover it.
+    #[serde(default)]
+    pub root: PathBuf,
 }
 
 /// Enter the namespaces and set up the mounts. Runs in the forked child before exec (the
@@ -66,11 +74,52 @@ pub fn enter(iso: &Isolation, uid: u32, gid: u32) -> Result<(), String> {
         None::<&str>,
     )
     .map_err(|e| format!("make mounts private: {e}"))?;
+    if iso.private_temp {
+        for t in ["/tmp", "/var/tmp", "/dev/shm"] {
+            if !iso.root.starts_with(t) && Path::new(t).is_dir() {
+                let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV;
+                mount(Some("tmpfs"), t, Some("tmpfs"), flags, Some("mode=1777"))
+                    .map_err(|e| format!("a private {t}: {e}"))?;
+            }
+        }
+        if !iso.root.starts_with("/run") && Path::new("/run").is_dir() {
+            hide(Path::new("/run"))?;
+        }
+    }
+    // Every folder above a cover is pinned (bound onto itself): a mount point cannot be
+    // renamed, so `mv ~/.config ~/.config.old` cannot carry ground-link's own state out from
+    // under its cover and put a command-written one in its place.
+    let mut above: Vec<&Path> = iso
+        .hide
+        .iter()
+        .chain(&iso.read_only)
+        .flat_map(|p| p.ancestors().skip(1))
+        .filter(|a| a.parent().is_some())
+        .collect();
+    above.sort_by_key(|a| a.components().count());
+    above.dedup();
+    for a in above {
+        if a.is_dir() {
+            mount(
+                Some(a),
+                a,
+                None::<&str>,
+                MsFlags::MS_BIND | MsFlags::MS_REC,
+                None::<&str>,
+            )
+            .map_err(|e| format!("pin {}: {e}", a.display()))?;
+        }
+    }
     for p in &iso.hide {
         hide(p)?;
     }
     for p in &iso.read_only {
         make_read_only(p)?;
+    }
+    // The working folder was entered before these mounts and still points below them: enter
+    // it again, so relative paths meet the covers too.
+    if let Ok(cwd) = std::env::current_dir() {
+        std::env::set_current_dir(&cwd).map_err(|e| format!("re-enter {}: {e}", cwd.display()))?;
     }
     if !iso.network {
         loopback_up()?;
@@ -190,10 +239,14 @@ pub fn run_probe_if_asked() {
     let dir = std::env::temp_dir().join(format!("gl-ns-probe-{}", std::process::id()));
     let code = match std::fs::create_dir_all(&dir) {
         Ok(()) => {
+            // Everything a command's set-up does, so a kernel that refuses any step is found
+            // here rather than in a command (the probe folder counts as the root).
             let iso = Isolation {
                 hide: vec![dir.clone()],
                 read_only: vec![],
                 network: false,
+                private_temp: true,
+                root: dir.clone(),
             };
             // Called first thing in main: single-threaded, so unshare(CLONE_NEWUSER) works.
             let uid = rustix::process::getuid().as_raw();

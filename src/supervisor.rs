@@ -267,7 +267,17 @@ impl Setup {
                 Err(error) => return Report::Failed { error },
             },
         };
-        let sh = match spawn_shell(request, ruleset) {
+        // Landlock rules name folders by the object they are when the rules are made: a
+        // private /tmp mounted later is another object, and a covered mount point counts for
+        // nothing. So with private temp folders the child builds its rules again after its
+        // mounts (the ruleset above already proved the kernel accepts them).
+        let rebuild = match (&request.confine_writes, &request.isolation, &ruleset) {
+            (Some(roots), Some(iso), Some(_)) if iso.private_temp => {
+                kernel_landlock_abi().ok().map(|abi| (abi, roots.clone()))
+            }
+            _ => None,
+        };
+        let sh = match spawn_shell(request, ruleset, rebuild) {
             Ok(pid) => pid,
             Err(error) => return Report::Failed { error },
         };
@@ -801,7 +811,11 @@ pub(crate) fn probe_confinement() -> Confinement {
 
 /// Spawns the shell, entering the namespaces and then applying `ruleset` in the child right
 /// before `exec`.
-fn spawn_shell(request: &Request, ruleset: Option<RulesetCreated>) -> Result<Pid, String> {
+fn spawn_shell(
+    request: &Request,
+    ruleset: Option<RulesetCreated>,
+    rebuild: Option<(u32, Vec<PathBuf>)>,
+) -> Result<Pid, String> {
     let mut command = Command::new(&request.shell);
     if request.shell.file_name() == Some(OsStr::new("bash")) {
         command.arg("--noprofile").arg("--norc");
@@ -834,6 +848,15 @@ fn spawn_shell(request: &Request, ruleset: Option<RulesetCreated>) -> Result<Pid
                     let error = format!("namespaces: {e}");
                     let _ = rustix::io::write(&err_tx, error.as_bytes());
                     return Err(std::io::Error::from_raw_os_error(nix::libc::EPERM));
+                }
+            }
+            if let Some((abi, roots)) = &rebuild {
+                match build_ruleset(&LandlockPlan::for_kernel(*abi), roots) {
+                    Ok(fresh) => slot = Some(fresh),
+                    Err(e) => {
+                        let _ = rustix::io::write(&err_tx, e.as_bytes());
+                        return Err(std::io::Error::from_raw_os_error(nix::libc::EPERM));
+                    }
                 }
             }
             let Some(ruleset) = slot.take() else {

@@ -244,6 +244,63 @@ fn the_person_can_switch_the_network_on_for_one_call_or_a_conversation() {
 }
 
 #[test]
+fn host_sockets_and_temp_files_in_temp_folders_are_out_of_reach_in_workspace_write() {
+    // A red team reached the person's tmux server (and so everything) through its socket in
+    // /tmp, and an ssh-agent's. The command gets its own empty /tmp, /var/tmp and /dev/shm.
+    let h = Home::new();
+    // /dev/shm: private like /tmp, and never a folder holding the sandbox root (a checkout
+    // under /tmp keeps /tmp shared, so the test would not see its cover there).
+    let shm = Path::new("/dev/shm");
+    let sock = shm.join(format!("gl-host-sock-{}", std::process::id()));
+    let _ = std::fs::remove_file(&sock);
+    let listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let engine = approving(&h, SandboxMode::WorkspaceWrite);
+    let probe = format!(
+        "python3 -c \"import socket; s=socket.socket(socket.AF_UNIX); s.connect('{}'); s.send(b'hi')\"",
+        sock.display()
+    );
+    let r = call(&engine, &exec(&probe));
+    assert_ne!(r.status, CallStatus::Success, "{}", r.output);
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(listener.accept().is_err(), "the host's socket was reached");
+    // And the control: without the namespaces, the same command reaches it.
+    let mut c = h.config(SandboxMode::WorkspaceWrite, ApprovalMode::Auto);
+    c.namespaces = false;
+    let open = Engine::new(c, Arc::new(AllowOnceApprover)).unwrap();
+    let r = call(&open, &exec(&probe));
+    assert_eq!(r.status, CallStatus::Success, "{}", r.output);
+    assert!(
+        listener.accept().is_ok(),
+        "the control did not reach the socket"
+    );
+    std::fs::remove_file(&sock).unwrap();
+    // Nothing one command leaves in /tmp is there for the host or the next command.
+    let name = format!("gl-left-behind-{}", std::process::id());
+    call(&engine, &exec(&format!("echo x > /dev/shm/{name}")));
+    assert!(!shm.join(&name).exists());
+    let r = call(&engine, &exec(&format!("cat /dev/shm/{name}")));
+    assert_ne!(r.status, CallStatus::Success, "{}", r.output);
+}
+
+#[test]
+fn renaming_a_folder_above_own_state_cannot_carry_it_out_from_under_its_cover() {
+    // Root = home: `mv .config .config.old` would have moved ground-link's rules and token
+    // out of the covered path, and let the command write a rules file in their place.
+    let h = Home::new();
+    let engine = approving(&h, SandboxMode::WorkspaceWrite);
+    let r = call(
+        &engine,
+        &exec(
+            "mv .config .config.old; mkdir -p .config/ground-link && echo '{}' > .config/ground-link/permissions.json; cat .config.old/ground-link/token",
+        ),
+    );
+    assert!(!r.output.contains(crate::protect::TOKEN), "{}", r.output);
+    assert!(h.home.join(".config/ground-link").is_dir());
+    assert!(!h.home.join(".config.old").exists(), "{}", r.output);
+}
+
+#[test]
 fn a_network_rule_counts_only_from_a_layer_whose_allow_rules_apply() {
     let h = Home::new();
     let l = listener();

@@ -12,7 +12,7 @@ use ground_link::protocol::{ApprovalMode, CallStatus, SandboxMode, Verdict};
 
 use crate::util::{call, check, scratch_parent};
 
-const TOKEN: &str = "OWN-TOKEN-7f3a9c";
+pub const TOKEN: &str = "OWN-TOKEN-7f3a9c";
 const RULES: &str = r#"{"version":1,"rules":[]}"#;
 const SSH_KEY: &str = "SSH-PRIVATE-KEY-51d0e2";
 const ENV_SECRET: &str = "ENV-SECRET-93bb41";

@@ -531,6 +531,10 @@ pub fn is_secret_env(name: &OsStr) -> bool {
         "COOKIE",
         "SESSION_ID",
         "DATABASE_URL",
+        "_PAT",
+        "_PASS",
+        "_PWD",
+        "PRIVATE",
     ];
     const PREFIXES: &[&str] = &[
         "AWS_",
@@ -545,7 +549,8 @@ pub fn is_secret_env(name: &OsStr) -> bool {
         "OS_",
         "VAULT_",
     ];
-    PARTS.iter().any(|p| name.contains(p))
+    // `OLDPWD`/`PWD` end in `PWD` but are folders, not passwords.
+    (PARTS.iter().any(|p| name.contains(p)) && !matches!(name.as_str(), "PWD" | "OLDPWD"))
         || PREFIXES.iter().any(|p| name.starts_with(p))
         || name.ends_with("_DSN")
 }

@@ -484,7 +484,7 @@ impl Analyzer {
         // judged as assignments are; those that make the shell run code are dangerous.
         for name in &reading.assigned {
             if let Some(why) = tables::sensitive_var(name, "") {
-                let risk = if why == tables::RUNS_CODE {
+                let risk = if why == tables::RUNS_CODE || why == tables::CHANGES_CWD {
                     Risk::Dangerous
                 } else {
                     Risk::Moderate
@@ -747,6 +747,21 @@ impl Analyzer {
             let name = name.split('[').next().unwrap_or("").trim_end_matches('+');
             if let Some(why) = tables::sensitive_var(name, value) {
                 acc.raise(Risk::Moderate, format!("sets {name}, {why}"));
+            }
+            // A variable whose value a program runs as a command (`GREP='rm -rf ~' zgrep`):
+            // judge the value as one.
+            if tables::COMMAND_VARS.contains(&name) && !value.is_empty() {
+                if a.dynamic {
+                    acc.raise(
+                        Risk::Dangerous,
+                        format!(
+                            "sets {name}, a command run later, to a value only known at run time"
+                        ),
+                    );
+                } else {
+                    let v = value.to_owned();
+                    self.script(&v, 1);
+                }
             }
         }
     }

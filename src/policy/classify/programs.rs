@@ -15,6 +15,19 @@ use super::tables::{
 use super::words::{Word, WordBuilder};
 use super::{Acc, Analyzer, Io};
 
+/// Programs that read `@FILE` as a file of arguments (binutils).
+const RESPONSE_FILES: &[&str] = &[
+    "strings",
+    "nm",
+    "objdump",
+    "readelf",
+    "size",
+    "addr2line",
+    "c++filt",
+    "ar",
+    "objcopy",
+];
+
 /// rustup's proxies: which binary they run is chosen by a `rust-toolchain` file.
 const RUSTUP_PROXIES: &[&str] = &[
     "cargo",
@@ -568,11 +581,19 @@ impl Analyzer {
                 acc.doom(why);
             }
         }
-        if RUSTUP_PROXIES.contains(&name) && self.rust_toolchain_file(acc) {
+        if RUSTUP_PROXIES.contains(&name)
+            && self.config_file_here(acc, &["rust-toolchain", "rust-toolchain.toml"])
+        {
             acc.raise(
                 Moderate,
                 "a rust-toolchain file here chooses which cargo and rustc run, and it can name \
                  any folder",
+            );
+        }
+        if name == "yarn" && self.config_file_here(acc, &[".yarnrc", ".yarnrc.yml"]) {
+            acc.raise(
+                Moderate,
+                "a .yarnrc here can name the script yarn runs (yarnPath) for every command",
             );
         }
         if args.len() == 1
@@ -675,6 +696,10 @@ impl Analyzer {
                         match rest.next().map(|v| v.text.as_str()) {
                             Some("pipefail" | "errexit" | "nounset" | "xtrace" | "noglob")
                             | None => {}
+                            Some("posix") => acc.raise(
+                                Dangerous,
+                                "set -o posix turns on aliases, which can make any name run anything",
+                            ),
                             Some(other) => {
                                 acc.raise(Moderate, format!("set -o {other} is not modelled"))
                             }
@@ -689,9 +714,27 @@ impl Analyzer {
                 }
             }
             "read" | "mapfile" | "readarray" => {
-                let p = parse_args(args, "adnNptuCcOs", &[]);
-                if p.has("-C") {
-                    acc.raise(Moderate, format!("{name} -C runs a callback command"));
+                // Which options take a value differs: `read -t 5`, but `mapfile -t` is a flag.
+                let spec = if name == "read" {
+                    "adinNptu"
+                } else {
+                    "dnOsuCc"
+                };
+                let p = parse_args(args, spec, &[]);
+                for (n, v) in &p.opts {
+                    if opt_is(n, "-C") {
+                        acc.raise(Moderate, format!("{name} -C runs a callback command"));
+                        match v {
+                            Some(cb) if !cb.dynamic => {
+                                let cb = cb.text.clone();
+                                self.script(&cb, depth + 1);
+                            }
+                            _ => acc.raise(
+                                Dangerous,
+                                format!("{name} -C runs a callback only known at run time"),
+                            ),
+                        }
+                    }
                 }
                 for w in &p.pos {
                     if let Some(why) = sensitive_var(&w.text, "") {
@@ -710,9 +753,13 @@ impl Analyzer {
                 }
             }
             "shopt" => {
-                let changes = args
-                    .iter()
-                    .any(|a| a.dynamic || matches!(a.text.as_str(), "-s" | "-u" | "-o"));
+                // `-s`, `-u`, `-o` alone or in a cluster (`-qs`, `-pqs`).
+                let changes = args.iter().any(|a| {
+                    a.dynamic
+                        || (a.is_option()
+                            && !a.text.starts_with("--")
+                            && a.text[1..].contains(['s', 'u', 'o']))
+                });
                 if changes {
                     for a in args.iter().filter(|a| !a.is_option()) {
                         match a.text.as_str() {
@@ -723,6 +770,11 @@ impl Analyzer {
                             "expand_aliases" => acc.raise(
                                 Dangerous,
                                 "shopt -s expand_aliases lets an alias make any name run anything",
+                            ),
+                            "cdable_vars" => acc.raise(
+                                Dangerous,
+                                "shopt cdable_vars lets cd go to any variable's folder, behind \
+                                 what ground-link can follow",
                             ),
                             other => acc.raise(
                                 Moderate,
@@ -781,6 +833,11 @@ impl Analyzer {
                 }
             }
             "trap" => {
+                // `trap -- CMD SIG`: the action follows the end of options.
+                let args = match args.first() {
+                    Some(a) if a.text == "--" => &args[1..],
+                    _ => args,
+                };
                 if let (Some(action), true) = (args.first(), args.len() >= 2) {
                     if !action.is_option() && !action.text.is_empty() {
                         acc.raise(Moderate, "trap runs a command later, when a signal arrives");
@@ -792,7 +849,12 @@ impl Analyzer {
             "alias" => {
                 for a in args {
                     if let Some((_, value)) = a.text.split_once('=') {
-                        acc.raise(Moderate, "alias changes what a command name runs");
+                        // Wherever aliases expand (POSIX mode, `sh`, expand_aliases), a later
+                        // name runs this text, and the two are never judged together.
+                        acc.raise(
+                            Dangerous,
+                            "alias changes what a command name runs later in the line",
+                        );
                         let v = value.to_owned();
                         self.script(&v, depth + 1);
                     }
@@ -1039,6 +1101,15 @@ impl Analyzer {
             if let Some((_, why)) = r.unsafe_opts.iter().find(|(o, _)| opt_is(n, o)) {
                 acc.raise(Moderate, *why);
             }
+            // GNU long options take any unambiguous prefix.
+            if n.len() >= 5 && "--files0-from".starts_with(n.as_str()) {
+                acc.raise(
+                    Moderate,
+                    format!(
+                        "{name} --files0-from reads the files a list names, known only when it runs"
+                    ),
+                );
+            }
             let Some(v) = v else { continue };
             if r.reads.iter().any(|o| opt_is(n, o)) {
                 self.read_path(acc, v);
@@ -1053,6 +1124,11 @@ impl Analyzer {
             _ => 0,
         };
         for (k, w) in p.pos.iter().enumerate().skip(skip) {
+            // binutils read `@FILE` as more arguments, and echo its lines in their errors.
+            if RESPONSE_FILES.contains(&name) && w.text.starts_with('@') {
+                self.read_path(acc, &tail_word(w, 1));
+                continue;
+            }
             if r.plus_runs && w.text.starts_with('+') {
                 acc.raise(Moderate, format!("{name} +command runs a pager command"));
                 continue;
@@ -1215,18 +1291,16 @@ impl Analyzer {
         self.loose_paths(acc, args);
     }
 
-    /// Whether a `rust-toolchain` file applies where the command runs (the working folder or
-    /// a folder above it inside the root): rustup's proxies then run the toolchain it names.
-    fn rust_toolchain_file(&self, acc: &Acc) -> bool {
+    /// Whether one of the config files `names` applies where the command runs (the working
+    /// folder or a folder above it inside the root): a `rust-toolchain` file chooses which
+    /// binaries rustup's proxies run, a `.yarnrc` which script yarn runs.
+    fn config_file_here(&self, acc: &Acc, names: &[&str]) -> bool {
         let cwds = self.cwds_for(acc);
         cwds.unknown
             || cwds.dirs.iter().any(|d| {
                 d.ancestors()
                     .take_while(|a| a.starts_with(&self.jail.root))
-                    .any(|a| {
-                        a.join("rust-toolchain").symlink_metadata().is_ok()
-                            || a.join("rust-toolchain.toml").symlink_metadata().is_ok()
-                    })
+                    .any(|a| names.iter().any(|n| a.join(n).symlink_metadata().is_ok()))
             })
     }
 
@@ -1242,6 +1316,19 @@ impl Analyzer {
             if !ended && w.is_option() {
                 match t {
                     "--" => ended = true,
+                    // `-nf prog.jq`, `--from-file=prog.jq`: a program ground-link cannot read.
+                    _ if t.starts_with("--from-file")
+                        || (!t.starts_with("--") && t.len() > 2 && t.contains('f')) =>
+                    {
+                        acc.raise(
+                            Moderate,
+                            "the jq program is in a file ground-link does not read (it may read \
+                             environment variables)",
+                        );
+                        if !t.contains('=') {
+                            i += 1;
+                        }
+                    }
                     "--arg" | "--argjson" => i += 2,
                     "--slurpfile" | "--rawfile" => {
                         if let Some(f) = args.get(i + 1) {
@@ -1253,6 +1340,11 @@ impl Analyzer {
                         if let Some(f) = args.get(i) {
                             self.read_path(acc, f);
                         }
+                        acc.raise(
+                            Moderate,
+                            "the jq program is in a file ground-link does not read (it may read \
+                             environment variables)",
+                        );
                         filter_given = true;
                         i += 1;
                     }

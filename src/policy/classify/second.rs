@@ -318,6 +318,14 @@ impl Reader {
             }
             _ => return Ok(()),
         };
+        // `declare -p NAME` prints the variable (an environment secret, too).
+        let printing = matches!(
+            name.as_str(),
+            "local" | "declare" | "typeset" | "export" | "readonly"
+        ) && args
+            .iter()
+            .flatten()
+            .any(|a| a.starts_with('-') && a.contains('p'));
         if matches!(name.as_str(), "local" | "declare" | "typeset") {
             for flag in args.iter().flatten().filter(|a| a.starts_with(['-', '+'])) {
                 if flag.contains('n') {
@@ -350,7 +358,11 @@ impl Reader {
                 }
                 None => n,
             };
-            self.out.assigned.push(base.to_owned());
+            if printing {
+                self.out.variables.push(base.to_owned());
+            } else {
+                self.out.assigned.push(base.to_owned());
+            }
         }
         Ok(())
     }

@@ -92,6 +92,7 @@ pub(super) fn reader(name: &str) -> Option<Reader> {
         "ls" | "dir" | "vdir" => Reader {
             val_short: "IwT",
             val_long: &["--ignore", "--hide", "--width", "--tabsize"],
+            unsafe_opts: &[("-L", FOLLOWS), ("--dereference", FOLLOWS)],
             ..PLAIN
         },
         "stat" => Reader {
@@ -131,6 +132,7 @@ pub(super) fn reader(name: &str) -> Option<Reader> {
                 "--exclude", "--exclude-from", "--ignore-matching-lines", "--label",
             ],
             reads: &["-X", "--exclude-from", "--from-file", "--to-file"],
+            unsafe_opts: &[("-r", FOLLOWS), ("--recursive", FOLLOWS)],
             ..PLAIN
         },
         "cmp" => Reader {
@@ -464,6 +466,17 @@ pub(super) fn package_manager(name: &str) -> Option<(Subs, Subs, Subs)> {
     })
 }
 
+/// Variables whose value some program runs as a command line.
+pub(crate) const COMMAND_VARS: &[&str] = &[
+    "GREP", "PAGER", "MANPAGER", "GIT_PAGER", "EDITOR", "VISUAL", "BROWSER", "GIT_EDITOR",
+    "GIT_SSH_COMMAND", "GIT_SSH", "SSH_ASKPASS", "SUDO_ASKPASS", "GIT_ASKPASS", "LESSOPEN",
+    "LESSCLOSE", "PROMPT_COMMAND", "FCEDIT",
+];
+
+/// [`sensitive_var`]'s reason for variables that move the working folder behind the
+/// classifier's back (`CDPATH`, `DIRSTACK` + `popd`): every later path is misjudged.
+pub(crate) const CHANGES_CWD: &str = "which changes where cd, pushd and popd go";
+
 /// [`sensitive_var`]'s reason for variables that make bash itself run code.
 pub(crate) const RUNS_CODE: &str = "which can make the shell run code";
 
@@ -473,7 +486,8 @@ pub(crate) fn sensitive_var(name: &str, value: &str) -> Option<&'static str> {
         "PAGER", "MANPAGER", "EDITOR", "VISUAL", "BROWSER", "SUDO_ASKPASS", "SSH_ASKPASS",
         "RIPGREP_CONFIG_PATH", "GREP_OPTIONS", "TAR_OPTIONS", "NODE_OPTIONS", "NODE_PATH",
         "RUSTC_WRAPPER", "RUSTC", "CC", "CXX", "MAKEFLAGS", "OPENSSL_CONF", "CURL_HOME", "WGETRC",
-        "HISTFILE", "_JAVA_OPTIONS", "JAVA_TOOL_OPTIONS",
+        "HISTFILE", "_JAVA_OPTIONS", "JAVA_TOOL_OPTIONS", "GREP", "GZIP", "MAGIC", "GCONV_PATH",
+        "LOCPATH", "NLSPATH", "HOSTALIASES",
     ];
     const LOADER_PREFIXES: &[&str] = &[
         "LD_", "DYLD_", "GIT_", "PYTHON", "PERL", "RUBY", "BASH_FUNC_", "NPM_CONFIG_",
@@ -483,12 +497,13 @@ pub(crate) fn sensitive_var(name: &str, value: &str) -> Option<&'static str> {
         "PAGER" | "GIT_PAGER" | "MANPAGER" if value.is_empty() || value == "cat" => None,
         "PATH" => Some("which changes which programs run"),
         "IFS" => Some("which changes how words are split"),
-        "CDPATH" => Some("which changes where cd goes"),
+        "CDPATH" | "DIRSTACK" => Some(CHANGES_CWD),
         "HOME" | "XDG_CONFIG_HOME" | "XDG_DATA_HOME" | "ZDOTDIR" | "INPUTRC" | "GNUPGHOME" => {
             Some("which changes which configuration files programs load")
         }
         "BASH_ENV" | "ENV" | "PROMPT_COMMAND" | "PS4" | "SHELLOPTS" | "BASHOPTS" | "EXECIGNORE"
-        | "BASH_CMDS" | "BASH_ALIASES" | "BASH_LOADABLES_PATH" | "BASH_XTRACEFD" => {
+        | "BASH_CMDS" | "BASH_ALIASES" | "BASH_LOADABLES_PATH" | "BASH_XTRACEFD"
+        | "POSIXLY_CORRECT" => {
             Some(RUNS_CODE)
         }
         n if LOADERS.contains(&n) || LOADER_PREFIXES.iter().any(|p| n.starts_with(p)) => {
