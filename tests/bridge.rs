@@ -1426,10 +1426,8 @@ fn replayed_stale_tampered_and_unsigned_extension_requests_are_refused() {
         h.push(("Host".into(), host.clone()));
         h
     };
-    let stale_time = sign::now_ms() + sign::MAX_SKEW_MS + 5_000;
-    let stale = {
-        // Correctly signed, but too far from the bridge's clock (too old is also "before the
-        // bridge started", below; the window itself is unit-tested in src/bridge/sign.rs).
+    // Correctly signed with the pairing key, at `time_ms`.
+    let signed_at = |time_ms: u64| {
         let nonce = sign::fresh_nonce().unwrap();
         let sig = sign::request_mac(
             TOKEN.as_bytes(),
@@ -1438,17 +1436,20 @@ fn replayed_stale_tampered_and_unsigned_extension_requests_are_refused() {
                 path: "/exec",
                 host: &host,
                 nonce: &nonce,
-                time_ms: stale_time,
+                time_ms,
                 body_digest: &sign::body_digest(body.as_bytes()),
             },
         );
         vec![
             (sign::HEADER_NONCE.to_string(), nonce),
-            (sign::HEADER_TIME.to_string(), stale_time.to_string()),
+            (sign::HEADER_TIME.to_string(), time_ms.to_string()),
             (sign::HEADER_SIGNATURE.to_string(), sig),
             ("Host".to_string(), host.clone()),
         ]
     };
+    // Too far from the bridge's clock (too old is also "before the bridge started", below;
+    // the window itself is unit-tested in src/bridge/sign.rs).
+    let stale = signed_at(sign::now_ms() + sign::MAX_SKEW_MS + 5_000);
     let other_key = {
         let h = sign::sign_request(
             b"not the pairing key",
@@ -1465,26 +1466,7 @@ fn replayed_stale_tampered_and_unsigned_extension_requests_are_refused() {
             ("Host".to_string(), host.clone()),
         ]
     };
-    let captured_earlier = {
-        let nonce = sign::fresh_nonce().unwrap();
-        let sig = sign::request_mac(
-            TOKEN.as_bytes(),
-            &sign::RequestParts {
-                method: "POST",
-                path: "/exec",
-                host: &host,
-                nonce: &nonce,
-                time_ms: before_start,
-                body_digest: &sign::body_digest(body.as_bytes()),
-            },
-        );
-        vec![
-            (sign::HEADER_NONCE.to_string(), nonce),
-            (sign::HEADER_TIME.to_string(), before_start.to_string()),
-            (sign::HEADER_SIGNATURE.to_string(), sig),
-            ("Host".to_string(), host.clone()),
-        ]
-    };
+    let captured_earlier = signed_at(before_start);
     type Case = (&'static str, Vec<(String, String)>, String, &'static str);
     let tampered = body.replace("\"x\"", "\"y\"");
     let cases: Vec<Case> = vec![
