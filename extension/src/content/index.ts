@@ -66,6 +66,13 @@ async function boot(baseAdapter: SiteAdapter): Promise<void> {
 class Detector {
   private readonly history = new WeakSet<Element>();
   private readonly handled = new Set<string>();
+  /**
+   * The blocks each message element already dispatched. The dedupe key names a reply by its
+   * position among the turns, and a site that inserts the next turn out of order can shift that
+   * position for a moment: the same element with the same blocks never dispatches twice (a
+   * second run would get a fresh reply id, and with it a fresh 20-call cap at the bridge).
+   */
+  private readonly dispatchedBy = new WeakMap<Element, Set<string>>();
   private readonly ownMessages = new Set<string>();
   private readonly openStreams = new Set<string>();
   private lastStream: { text: string; endedAt: number } | null = null;
@@ -299,8 +306,10 @@ class Detector {
       return;
     }
     const dedupeKey = replyKey(this.session, c.ordinal, key);
-    if (this.handled.has(dedupeKey)) return;
+    const byElement = this.dispatchedBy.get(c.el) ?? new Set<string>();
+    if (this.handled.has(dedupeKey) || byElement.has(key)) return;
     this.handled.add(dedupeKey);
+    this.dispatchedBy.set(c.el, byElement.add(key));
     void this.dispatch(c.el, blocks, dedupeKey);
   }
 
