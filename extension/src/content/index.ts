@@ -306,10 +306,13 @@ class Detector {
       return;
     }
     const dedupeKey = replyKey(this.session, c.ordinal, key);
+    // The calls alone: a late re-render that only changes a broken block or the text around
+    // the calls is the same reply.
+    const callsKey = JSON.stringify(blocks.flatMap((b) => (b.kind === "call" ? [[b.call.name, b.call.args]] : [])));
     const byElement = this.dispatchedBy.get(c.el) ?? new Set<string>();
-    if (this.handled.has(dedupeKey) || byElement.has(key)) return;
+    if (this.handled.has(dedupeKey) || byElement.has(callsKey)) return;
     this.handled.add(dedupeKey);
-    this.dispatchedBy.set(c.el, byElement.add(key));
+    this.dispatchedBy.set(c.el, byElement.add(callsKey));
     void this.dispatch(c.el, blocks, dedupeKey);
   }
 
