@@ -625,6 +625,9 @@ fn a_broken_rule_file_shows_its_error_and_keeps_the_last_good_rules() {
     let w = World::start(&["--show-settings"]);
     let global = w.base.path().join("config/ground-link/permissions.json");
     std::fs::write(&global, r#"{"version":1,"rules":[{"id":"no-curl","action":"deny","tool":"exec_cmd","match":{"commandPrefix":"curl"}}]}"#).unwrap();
+    // A call made before the watcher has read the file asks, and a question nobody answers
+    // holds the poll far past its window: give the watcher its moment first.
+    std::thread::sleep(Duration::from_secs(3));
     w.wait_for("the rule to load", Duration::from_secs(10), || {
         let r = w.exec(exec_call("curl x")).join().unwrap();
         (r["status"] == "denied" && r["output"].as_str().unwrap_or("").contains("no-curl"))
