@@ -207,13 +207,7 @@ fn main() {
             std::hint::black_box(classify(std::hint::black_box(&command), &ctx));
         },
     );
-    // The two readings the classifier compares, each alone (the classifier's own walk and
-    // judgement is the rest): which parser a port should keep is decided on these.
-    let mut ts = tree_sitter::Parser::new();
-    ts.set_language(&tree_sitter_bash::LANGUAGE.into()).unwrap();
-    measure("  of which: tree-sitter-bash parse alone", 50.0, || {
-        std::hint::black_box(ts.parse(std::hint::black_box(&command), None));
-    });
+    // The parser alone (the classifier's own walk and judgement is the rest).
     let options = brush_parser::ParserOptions::default();
     measure("  of which: brush-parser parse alone", 50.0, || {
         let _ = std::hint::black_box(

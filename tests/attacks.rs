@@ -150,7 +150,7 @@ fn what_bash_reads_differently_from_the_parser_never_runs_unasked() {
     nothing_runs(
         &f,
         &[
-            // tree-sitter reads one string, bash three commands.
+            // An editor's parser (tree-sitter-bash) read one string; bash runs three commands.
             "echo $'\\\\'; touch {m}; #'",
             "echo $'\\''; touch {m}; #'",
             "echo $'a\\\\'; touch {m} #'",

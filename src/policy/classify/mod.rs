@@ -1,7 +1,7 @@
 //! Shell command classification (DESIGN §5.2).
 //!
-//! [`classify`] parses a command line with tree-sitter-bash (never by matching prefixes of the
-//! raw text), finds every simple command in it — in lists and pipelines, subshells and brace
+//! [`classify`] parses a command line with brush-parser, as bash would read it (never by
+//! matching prefixes of the raw text), finds every simple command in it — in lists and pipelines, subshells and brace
 //! groups, control-flow and function bodies, `$(..)`, backquotes, `<(..)`/`>(..)`, `eval`,
 //! `sh -c` strings, here-documents fed to shells, `find -exec`, `xargs` — strips wrappers
 //! (`env`, `timeout`, `nice`, `nohup`, `time`, `command`, `xargs`, `sudo`...), and judges each
@@ -56,20 +56,15 @@ mod catastrophic;
 mod git;
 mod paths;
 mod programs;
-mod second;
 mod sed;
 mod syntax;
 #[rustfmt::skip]
 mod tables;
 mod words;
 
-use std::borrow::Cow;
-use std::cell::RefCell;
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use tree_sitter::{ParseOptions, ParseState, Parser, Tree};
 
 use crate::protocol::Risk;
 use paths::{Cwds, Jail, Place};
@@ -85,9 +80,6 @@ pub const MAX_LEN: usize = 256 * 1024;
 const MAX_SCRIPT_DEPTH: u32 = 8;
 /// How many simple commands one command line may contain.
 const MAX_PARTS: usize = 1024;
-/// How long parsing one command line (with every script nested in it) may take. Real commands
-/// parse in well under a millisecond; only pathological input comes near this.
-const PARSE_BUDGET: Duration = Duration::from_millis(250);
 
 /// What the classifier needs to know about where the command runs.
 #[derive(Debug, Clone, Copy)]
@@ -173,105 +165,25 @@ pub fn classify(command: &str, ctx: &ClassifyContext) -> CommandAnalysis {
     a.finish()
 }
 
-/// The simple commands each parser reads in `command` on its own, without judging them: the
+/// The simple commands the parser reads in `command` on its own, without judging them: the
 /// words of each (`None` for a word only known at run time), or why the parser refused the
-/// text. For the differential oracle (tests/oracle.rs), which measures both against bash.
+/// text. For the differential oracle (tests/oracle.rs), which measures it against bash.
 #[doc(hidden)]
-pub fn parser_readings(command: &str) -> [Result<Vec<Vec<Option<String>>>, String>; 2] {
-    let deadline = Instant::now() + PARSE_BUDGET;
-    let tree_sitter = parse(command, deadline).and_then(|tree| {
-        let syn = syntax::collect(&tree, command);
-        if let Some(e) = syn.error {
-            return Err(e);
-        }
-        Ok(syn
-            .parts
-            .iter()
-            .filter(|p| {
-                p.kind == RawKind::Command || (p.kind == RawKind::Assignment && !p.words.is_empty())
-            })
-            .map(|p| {
-                p.words
-                    .iter()
-                    .map(|w| (!w.dynamic && !w.glob).then(|| w.text.clone()))
-                    .collect()
-            })
-            .collect())
-    });
-    let brush = second::read(command).map(|r| r.commands.into_iter().map(|c| c.words).collect());
-    [tree_sitter, brush]
-}
-
-thread_local! {
-    static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
-}
-
-fn new_parser() -> Result<Parser, String> {
-    let mut p = Parser::new();
-    p.set_language(&tree_sitter_bash::LANGUAGE.into())
-        .map_err(|e| format!("the bash grammar could not be loaded ({e})"))?;
-    Ok(p)
-}
-
-/// Parses with this thread's parser (created once), or a fresh one if it is busy. Gives up at
-/// `deadline`: tree-sitter's error recovery is quadratic on some inputs (thousands of `)`), so
-/// without a limit a hostile command could hold a thread for minutes.
-///
-/// The parser sees an ASCII shadow of `src`: every non-ASCII character replaced by as many `x`
-/// bytes as it has UTF-8 bytes, so node offsets still index `src`. tree-sitter-bash 0.25's
-/// external scanner passes the lookahead character to C's `isdigit`, which reads out of bounds
-/// (and crashes on `echo {` followed by U+10FFFF); no shell metacharacter is non-ASCII, so the
-/// shadow has the same structure for bash.
-fn parse(src: &str, deadline: Instant) -> Result<Tree, String> {
-    let shadow = ascii_shadow(src);
-    let run = |p: &mut Parser| {
-        let bytes = shadow.as_bytes();
-        let mut input = |at: usize, _| bytes.get(at..).unwrap_or_default();
-        let mut late = |_: &ParseState| Instant::now() > deadline;
-        let options = ParseOptions::new().progress_callback(&mut late);
-        let tree = p.parse_with_options(&mut input, None, Some(options));
-        if tree.is_none() {
-            p.reset();
-        }
-        tree.ok_or_else(|| {
-            if Instant::now() > deadline {
-                format!(
-                    "the command is too complex to analyse within {} ms; simplify it",
-                    PARSE_BUDGET.as_millis()
-                )
-            } else {
-                "the shell parser gave up on the command".to_owned()
-            }
+pub fn parser_reading(command: &str) -> Result<Vec<Vec<Option<String>>>, String> {
+    let syn = syntax::read(command)?;
+    Ok(syn
+        .parts
+        .iter()
+        .filter(|p| {
+            p.kind == RawKind::Command || (p.kind == RawKind::Assignment && !p.words.is_empty())
         })
-    };
-    PARSER.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut slot) => {
-            if slot.is_none() {
-                *slot = Some(new_parser()?);
-            }
-            match slot.as_mut() {
-                Some(p) => run(p),
-                None => Err("the shell parser is unavailable".to_owned()),
-            }
-        }
-        Err(_) => run(&mut new_parser()?),
-    })
-}
-
-/// `src` with each non-ASCII character replaced by `x` bytes of the same total length.
-fn ascii_shadow(src: &str) -> Cow<'_, str> {
-    if src.is_ascii() {
-        return Cow::Borrowed(src);
-    }
-    let mut out = String::with_capacity(src.len());
-    for c in src.chars() {
-        if c.is_ascii() {
-            out.push(c);
-        } else {
-            out.extend(std::iter::repeat_n('x', c.len_utf8()));
-        }
-    }
-    Cow::Owned(out)
+        .map(|p| {
+            p.words
+                .iter()
+                .map(|w| (!w.dynamic && !w.glob).then(|| w.text.clone()))
+                .collect()
+        })
+        .collect())
 }
 
 /// What a command gets on standard input, as far as we know.
@@ -338,8 +250,6 @@ pub(crate) struct Analyzer {
     floor: Risk,
     floor_reasons: Vec<String>,
     too_many: bool,
-    /// When parsing must stop (see [`PARSE_BUDGET`]).
-    deadline: Instant,
 }
 
 impl Analyzer {
@@ -356,7 +266,6 @@ impl Analyzer {
             floor: Risk::Safe,
             floor_reasons: Vec::new(),
             too_many: false,
-            deadline: Instant::now() + PARSE_BUDGET,
         }
     }
 
@@ -431,23 +340,16 @@ impl Analyzer {
             self.fallback(src);
             return;
         }
-        let start = self.parts.len();
-        let syn = match parse(src, self.deadline) {
-            Ok(tree) => syntax::collect(&tree, src),
+        let syn = match syntax::read(src) {
+            Ok(syn) => syn,
             Err(e) => {
+                // Still look for catastrophic commands, so a syntax error cannot hide `rm -rf ~`.
                 self.fail(Risk::Dangerous, e);
                 self.fallback(src);
                 return;
             }
         };
-        // Text the first parser could not read is already dangerous (and its catastrophic
-        // commands found by the fallback); only a clean reading gets a second opinion.
-        let clean = syn.error.is_none();
-        if let Some(e) = syn.error {
-            self.fail(Risk::Dangerous, e);
-            self.fallback(src);
-        }
-        for f in syn.fork_bombs {
+        for f in &syn.fork_bombs {
             let why = format!(
                 "`{f}` is a fork bomb: the function starts copies of itself in a pipeline or \
                  in the background"
@@ -455,34 +357,23 @@ impl Analyzer {
             self.fail(Risk::Dangerous, why.clone());
             self.catastrophic.get_or_insert(why);
         }
+        self.variables(&syn);
+        for text in &syn.arithmetic {
+            self.fallback(text);
+        }
         for raw in syn.parts {
             self.eval_raw(raw, depth);
         }
-        if clean {
-            self.second_reading(src, start, depth);
-        }
     }
 
-    /// Checks the parts found since `start` against brush-parser's reading of `src` (see
-    /// [`second`]): what bash would run and the walk did not see is judged now, and the
-    /// disagreement itself makes the command dangerous.
-    fn second_reading(&mut self, src: &str, start: usize, depth: u32) {
-        let reading = match second::read(src) {
-            Ok(r) => r,
-            Err(e) => {
-                self.fail(
-                    Risk::Dangerous,
-                    format!("bash may read this command differently from how it looks ({e})"),
-                );
-                return;
-            }
-        };
-        for why in reading.unmodeled {
-            self.fail(Risk::Dangerous, why);
+    /// Judges what the reading found about variables, and what it could not follow.
+    fn variables(&mut self, syn: &syntax::Syntax) {
+        for why in &syn.unmodeled {
+            self.fail(Risk::Dangerous, why.clone());
         }
         // Variables set by any means (`for PATH in .`, `read -a CDPATH`, `mapfile PS4`) are
         // judged as assignments are; those that make the shell run code are dangerous.
-        for name in &reading.assigned {
+        for name in &syn.assigned {
             if let Some(why) = tables::sensitive_var(name, "") {
                 let risk = if why == tables::RUNS_CODE || why == tables::CHANGES_CWD {
                     Risk::Dangerous
@@ -495,8 +386,8 @@ impl Analyzer {
         // Variables this command line sets are its own (a secret copied into one was
         // expanded, and flagged, where it was read); any other one comes from the
         // environment, where secrets live.
-        for name in &reading.variables {
-            if !tables::harmless_var(name) && !reading.assigned.contains(name) {
+        for name in &syn.variables {
+            if !tables::harmless_var(name) && !syn.assigned.contains(name) {
                 self.flag(
                     Risk::Moderate,
                     format!(
@@ -506,61 +397,13 @@ impl Analyzer {
                 );
             }
         }
-        // Past the part limit the command is dangerous already, and comparing every command
-        // with every part would be quadratic in hostile input.
-        if self.too_many
-            || reading
-                .commands
-                .iter()
-                .all(|c| covered(&c.words, &self.parts[start..]))
-        {
-            return;
-        }
-        // Substitutions hidden where the walk does not look (`${a:-$(cmd)}`): judge them.
-        for body in &reading.scripts {
-            let seen = self.parts[start..]
-                .iter()
-                .any(|p| p.text.trim() == body.trim());
-            if !seen && !body.trim().is_empty() {
-                self.script(body, depth + 1);
-            }
-        }
-        let missed: Vec<&second::BashCommand> = reading
-            .commands
-            .iter()
-            .filter(|c| !covered(&c.words, &self.parts[start..]))
-            .collect();
-        if missed.is_empty() {
-            return;
-        }
-        let shown: Vec<&str> = missed.iter().map(|c| c.source.as_str()).collect();
-        self.fail(
-            Risk::Dangerous,
-            format!(
-                "bash would run `{}`, which the command does not show as a command of its own; \
-                 write it more plainly",
-                shown.join("`, `")
-            ),
-        );
-        // Judge what bash would run, so a hidden `rm -rf ~` is still caught as catastrophic.
-        let sources: Vec<String> = missed.iter().map(|c| c.source.clone()).collect();
-        for source in sources {
-            self.script(&source, depth + 1);
-        }
     }
 
     /// Judges one simple command and records it as a part.
     pub(crate) fn eval_raw(&mut self, raw: RawPart, depth: u32) {
-        match &raw.kind {
-            RawKind::Script(s) => {
-                self.script(s, depth + 1);
-                return;
-            }
-            RawKind::Bind => {
-                self.bind(&raw.assigns);
-                return;
-            }
-            _ => {}
+        if raw.kind == RawKind::Bind {
+            self.bind(&raw.assigns);
+            return;
         }
         if self.parts.len() >= MAX_PARTS {
             if !self.too_many {
@@ -621,7 +464,7 @@ impl Analyzer {
                     .map(|w| w.text.clone())
                     .collect();
             }
-            RawKind::Script(_) | RawKind::Bind => {}
+            RawKind::Bind => {}
         }
         for r in &raw.redirects {
             match r.kind {
@@ -918,52 +761,6 @@ fn crude_word(token: &str) -> Word {
         b.push_unquoted_raw(&cleaned);
     }
     b.finish()
-}
-
-/// Whether one of `parts` is the command bash reads as `words`: the same program, and the
-/// same words wherever both readings have static text.
-fn covered(words: &second::Words, parts: &[CommandPart]) -> bool {
-    parts.iter().any(|p| {
-        let skip = p.words.iter().take_while(|w| is_assignment(w)).count();
-        // Either reading may have kept a wrapper the other strips (`time ls`).
-        same_command(words, &p.words[skip..]) || same_command(words, &p.effective)
-    })
-}
-
-fn same_command(words: &second::Words, mine: &[String]) -> bool {
-    let (Some(first), Some(name)) = (mine.first(), words.first()) else {
-        return false;
-    };
-    match name {
-        // A program only known at run time: the walk judged it as such.
-        None => !is_static(first),
-        Some(name) if is_static(first) && name != first => false,
-        Some(_) => {
-            let all_static = mine.iter().all(|w| is_static(w)) && words.iter().all(Option::is_some);
-            !all_static
-                || (mine.len() == words.len()
-                    && mine
-                        .iter()
-                        .zip(words)
-                        .all(|(a, b)| b.as_deref() == Some(a.as_str())))
-        }
-    }
-}
-
-/// A word of the walk's that holds no expansion, glob or quote: comparable with bash's.
-fn is_static(w: &str) -> bool {
-    !w.contains(['$', '`', '~', '*', '?', '[', '{', '\\', '\'', '"', '\n'])
-}
-
-fn is_assignment(w: &str) -> bool {
-    let Some((name, _)) = w.split_once('=') else {
-        return false;
-    };
-    let name = name.trim_end_matches('+');
-    let name = name.split('[').next().unwrap_or("");
-    !name.is_empty()
-        && !name.starts_with(|c: char| c.is_ascii_digit())
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 fn push_unique(v: &mut Vec<String>, s: &str) {

@@ -1,17 +1,44 @@
-//! Turns a tree-sitter-bash syntax tree into the flat list of simple commands the classifier
-//! judges. Every simple command is found wherever it hides: in lists and pipelines, subshells,
-//! brace groups, `if`/`for`/`while`/`case` bodies, function bodies, `$(..)`, backticks,
-//! `<(..)`/`>(..)`, here-strings and unquoted here-documents. Redirections are attached to the
-//! commands whose output they capture.
+//! Reads a command line the way bash will, with brush-parser (a bash-compatible parser written
+//! for a shell that must run what it parses), and flattens it into the simple commands the
+//! classifier judges. Every simple command is found wherever it hides: in lists and pipelines,
+//! subshells, brace groups, `if`/`for`/`while`/`case` bodies, function bodies, `$(..)`,
+//! backquotes, `<(..)`/`>(..)`, parameter-expansion operands (`${a:-$(cmd)}`), arithmetic and
+//! unquoted here-documents. Redirections stay with the commands whose output they capture.
+//!
+//! Why brush-parser: the differential oracle (tests/oracle.rs) measured it against real bash
+//! with tree-sitter-bash, which this module used before. tree-sitter-bash is written for
+//! editors: it recovers from errors silently and read `echo $'\\'; cat ~/.ssh/id_rsa; #'` as
+//! one string where bash runs three commands. See docs/security.md for the figures.
+//!
+//! What the reading also reports, for the classifier to judge: every variable expanded (an
+//! environment variable may hold a secret), every variable set by any means (`for PATH in .`,
+//! `read CDPATH`), and constructs no static reading can follow — arithmetic over a variable
+//! (bash evaluates its value as arithmetic again, and `a[$(cmd)]` there runs `cmd`), `declare
+//! -n`, `${x@P}`, `coproc`. Text brush-parser refuses is an error: the command is then not safe.
 
-use std::sync::OnceLock;
-
-use tree_sitter::{Language, Node, Tree, TreeCursor};
+use brush_parser::ast::{
+    self, AndOr, Command, CommandPrefixOrSuffixItem, CompoundCommand, CompoundList,
+    ExtendedTestExpr, IoFileRedirectKind, IoFileRedirectTarget, IoRedirect, SeparatorOperator,
+    SourceLocation,
+};
+use brush_parser::word::{self, WordPiece, WordPieceWithSource};
+use brush_parser::{Parser, ParserOptions, SourceSpan};
 
 use super::words::{Word, WordBuilder, brace_expand, decode_ansi_c};
 
-/// Deeper trees than this are not walked (the command is then reported as unparseable).
-const MAX_TREE_DEPTH: usize = 150;
+/// How deeply substitutions and nested compound commands may nest before the reading gives up
+/// (the command is then not safe).
+const MAX_DEPTH: u32 = 16;
+
+/// brush-parser recurses once per level of nesting (brackets, compound keywords), using tens of
+/// KiB of stack per level in a debug build: 500 nested `if`s overflow a 2 MiB worker thread and
+/// abort the process. So the text's openers are counted first (all of them, not their depth:
+/// a bound that quoting or `case` patterns cannot get under). Up to [`FEW_OPENERS`] it is read
+/// on the caller's stack; up to [`MAX_OPENERS`] on a stack of [`DEEP_STACK`] bytes of its own
+/// (mapped for the call, touched only as deep as it goes); beyond that it is refused.
+const FEW_OPENERS: usize = 24;
+const MAX_OPENERS: usize = 1024;
+const DEEP_STACK: usize = 256 << 20;
 
 /// What kind of simple command a [`RawPart`] is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,10 +47,8 @@ pub(crate) enum RawKind {
     Command,
     /// Only assignments (`X=1`, `export X=1`, `local x`), or `unset`.
     Assignment,
-    /// Only redirections (`> file`), or a compound statement whose redirection has no command.
+    /// Only redirections (`> file`, `$(< file)`), with no command.
     RedirectOnly,
-    /// Text the shell will parse again (backquotes with escapes inside): analysed as a script.
-    Script(String),
     /// Not a command: the values a `for` loop gives its variable (kept for variable tracking).
     Bind,
 }
@@ -33,7 +58,7 @@ pub(crate) enum RawKind {
 pub(crate) enum RedirKind {
     /// `< file`
     Read,
-    /// `> file`, `>> file`, `&> file`, `>| file`, `>& file`
+    /// `> file`, `>> file`, `&> file`, `>| file`, `>& file`, `<> file`
     Write,
     /// `2>&1`, `>&2`, `<&3`, `>&-`: only moves file descriptors around.
     Dup,
@@ -52,7 +77,8 @@ pub(crate) struct RawPart {
     pub text: String,
     /// Prefix assignments (`X=1 cmd`) or, for [`RawKind::Assignment`], the assignments made.
     pub assigns: Vec<Word>,
-    /// For declarations (`export`, `local`, `unset`): the command word and its flags.
+    /// The command's words; for declarations (`export`, `local`, `unset`) the command word, its
+    /// flags and the names it is given without values.
     pub words: Vec<Word>,
     pub redirects: Vec<Redirect>,
     /// The script fed on standard input, when known (here-document, here-string, `echo .. |`).
@@ -66,7 +92,7 @@ pub(crate) struct RawPart {
 }
 
 impl RawPart {
-    fn new(kind: RawKind, text: String, nest: u32) -> RawPart {
+    pub(crate) fn new(kind: RawKind, text: String, nest: u32) -> RawPart {
         RawPart {
             kind,
             text,
@@ -82,461 +108,288 @@ impl RawPart {
     }
 }
 
-/// The result of walking one syntax tree.
+/// What reading one command line found.
 #[derive(Debug, Default)]
 pub(crate) struct Syntax {
     pub parts: Vec<RawPart>,
-    /// Why the tree is not clean (ERROR/MISSING nodes, too deep), if it is not.
-    pub error: Option<String>,
     /// Functions that call themselves in a pipeline or in the background (fork bombs).
     pub fork_bombs: Vec<String>,
+    /// Constructs that can run code no static reading follows, each with why.
+    pub unmodeled: Vec<String>,
+    /// Every parameter expanded anywhere (`HOME`, `1`, `@`; `!x` for an indirect one).
+    pub variables: Vec<String>,
+    /// Every variable the command line sets itself: assignments, `for`, `read`, `mapfile`,
+    /// `getopts`, `printf -v`.
+    pub assigned: Vec<String>,
+    /// Arithmetic that names variables: already not safe, and scanned crudely for catastrophic
+    /// commands too (brush-parser reads `( ( rm -rf ~ ) )` as arithmetic; bash as subshells).
+    pub arithmetic: Vec<String>,
 }
 
-/// The node kinds the walker looks at, resolved from the grammar's symbol ids once (comparing
-/// ids is much cheaper than comparing kind names).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum K {
-    Command,
-    Redirected,
-    Assignment,
-    Assignments,
-    Declaration,
-    Unset,
-    Function,
-    Pipeline,
-    CommandSub,
-    ProcessSub,
-    Skip,
-    HeredocBody,
-    For,
-    FileRedirect,
-    HerestringRedirect,
-    HeredocRedirect,
-    Word,
-    CommandName,
-    Literal,
-    Extglob,
-    RawString,
-    AnsiC,
-    Str,
-    StringContent,
-    SimpleExpansion,
-    Expansion,
-    Concatenation,
-    Translated,
-    VariableName,
-    FileDescriptor,
-    Dollar,
-    Amp,
-    Quote,
-    Other,
+/// Builtins whose arguments are names and assignments rather than words to run.
+const DECLARATIONS: &[&str] = &["declare", "typeset", "export", "readonly", "local", "unset"];
+
+/// Reads `src` as bash would. `Err` says why it cannot be read (the command is then not safe).
+pub(crate) fn read(src: &str) -> Result<Syntax, String> {
+    let openers = openers(src);
+    if openers > MAX_OPENERS {
+        return Err(format!(
+            "the command opens more than {MAX_OPENERS} brackets and compound commands; write it \
+             more plainly"
+        ));
+    }
+    if openers > FEW_OPENERS {
+        return stacker::grow(DEEP_STACK, || read_here(src));
+    }
+    read_here(src)
 }
 
-fn kind_of(name: &str, named: bool) -> K {
-    if !named {
-        return match name {
-            "$" => K::Dollar,
-            "&" => K::Amp,
-            "\"" => K::Quote,
-            _ => K::Other,
+fn read_here(src: &str) -> Result<Syntax, String> {
+    // A panic inside the parser (hostile input it did not expect) must end in "not safe",
+    // never in a dead worker thread.
+    std::panic::catch_unwind(|| {
+        let mut r = Reader {
+            out: Syntax::default(),
+            options: options(),
+            src: String::new(),
+            nest: 0,
         };
-    }
-    match name {
-        "command" => K::Command,
-        "redirected_statement" => K::Redirected,
-        "variable_assignment" => K::Assignment,
-        "variable_assignments" => K::Assignments,
-        "declaration_command" => K::Declaration,
-        "unset_command" => K::Unset,
-        "function_definition" => K::Function,
-        "pipeline" => K::Pipeline,
-        "command_substitution" => K::CommandSub,
-        "process_substitution" => K::ProcessSub,
-        "comment" | "heredoc_start" | "heredoc_end" | "heredoc_content" => K::Skip,
-        "heredoc_body" => K::HeredocBody,
-        "for_statement" => K::For,
-        "file_redirect" => K::FileRedirect,
-        "herestring_redirect" => K::HerestringRedirect,
-        "heredoc_redirect" => K::HeredocRedirect,
-        "word" => K::Word,
-        "command_name" => K::CommandName,
-        "number" | "test_operator" | "regex" | "special_variable_name" => K::Literal,
-        "variable_name" => K::VariableName,
-        "file_descriptor" => K::FileDescriptor,
-        "extglob_pattern" => K::Extglob,
-        "raw_string" => K::RawString,
-        "ansi_c_string" => K::AnsiC,
-        "string" => K::Str,
-        "string_content" => K::StringContent,
-        "simple_expansion" => K::SimpleExpansion,
-        "expansion" => K::Expansion,
-        "concatenation" => K::Concatenation,
-        "translated_string" => K::Translated,
-        _ => K::Other,
-    }
-}
-
-fn kinds() -> &'static [K] {
-    static KINDS: OnceLock<Vec<K>> = OnceLock::new();
-    KINDS.get_or_init(|| {
-        let lang: Language = tree_sitter_bash::LANGUAGE.into();
-        (0..lang.node_kind_count())
-            .map(|id| {
-                let id = u16::try_from(id).unwrap_or(u16::MAX);
-                kind_of(
-                    lang.node_kind_for_id(id).unwrap_or(""),
-                    lang.node_kind_is_named(id),
-                )
-            })
-            .collect()
+        r.program(src, 0)?;
+        Ok(r.out)
     })
+    .unwrap_or_else(|_| Err("the bash-compatible parser failed on this text".to_owned()))
 }
 
-fn kind(n: Node) -> K {
-    kinds()
-        .get(usize::from(n.kind_id()))
-        .copied()
-        .unwrap_or(K::Other)
-}
-
-/// Walks `tree` (parsed from `src`) and collects its simple commands.
-pub(crate) fn collect(tree: &Tree, src: &str) -> Syntax {
-    let root = tree.root_node();
-    let mut w = Walker {
-        src,
-        out: Syntax::default(),
-        depth: 0,
-        nest: 0,
-        cursors: Vec::new(),
-    };
-    if root.has_error() {
-        w.out.error = Some(describe_error(root, src));
+/// The parser as `bash -c` runs: extended globs are off (bash refuses `@(a|b)` then).
+fn options() -> ParserOptions {
+    ParserOptions {
+        enable_extended_globbing: false,
+        ..ParserOptions::default()
     }
-    w.walk(root);
-    w.out
 }
 
-/// Names the first ERROR or MISSING node and where it is.
-fn describe_error(root: Node, src: &str) -> String {
-    let mut cursor = root.walk();
-    let mut stack = vec![root];
-    while let Some(n) = stack.pop() {
-        if n.is_error() || n.is_missing() {
-            let at = n.start_byte();
-            let snippet: String = src.get(at..).unwrap_or("").chars().take(24).collect();
-            return if n.is_missing() {
-                format!(
-                    "the shell parser expected `{}` at byte {at} (near {snippet:?})",
-                    n.kind()
-                )
-            } else {
-                format!(
-                    "the shell parser could not read the command at byte {at} (near {snippet:?})"
-                )
-            };
-        }
-        if n.has_error() {
-            let mut kids: Vec<Node> = n.children(&mut cursor).collect();
-            kids.reverse();
-            stack.extend(kids);
-        }
-    }
-    "the shell parser could not read the command".to_owned()
+/// How many brackets, backquotes and compound keywords `src` has, quoted or not: at least as
+/// many as the levels bash and brush-parser can nest them.
+fn openers(src: &str) -> usize {
+    let keywords = src
+        .split(|c: char| c.is_ascii_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')'))
+        .filter(|t| {
+            matches!(
+                *t,
+                "if" | "case"
+                    | "while"
+                    | "until"
+                    | "for"
+                    | "select"
+                    | "function"
+                    | "coproc"
+                    | "[["
+                    | "!"
+                    | "time"
+                    | "then"
+                    | "do"
+                    | "else"
+                    | "elif"
+            )
+        })
+        .count();
+    let brackets = src
+        .bytes()
+        .filter(|b| matches!(b, b'(' | b'{' | b'[' | b'`'))
+        .count();
+    keywords + brackets
 }
 
-struct Walker<'s, 't> {
-    src: &'s str,
+struct Reader {
     out: Syntax,
-    depth: usize,
+    options: ParserOptions,
+    /// The text being read (a substitution's body while its commands are read).
+    src: String,
     nest: u32,
-    /// Cursors to reuse: creating one allocates.
-    cursors: Vec<TreeCursor<'t>>,
 }
 
-impl<'s, 't> Walker<'s, 't> {
-    fn text(&self, n: Node) -> &'s str {
-        self.src.get(n.start_byte()..n.end_byte()).unwrap_or("")
-    }
-
-    /// Whether the source between `end` and `start` is empty or only `\<newline>` pairs.
-    fn joined(&self, end: usize, start: usize) -> bool {
-        let gap = self.src.as_bytes().get(end..start).unwrap_or(b" ");
-        gap.len() % 2 == 0 && gap.chunks(2).all(|c| c == b"\\\n")
-    }
-
-    fn cursor(&mut self, n: Node<'t>) -> TreeCursor<'t> {
-        match self.cursors.pop() {
-            Some(mut c) => {
-                c.reset(n);
-                c
-            }
-            None => n.walk(),
-        }
-    }
-
-    fn done(&mut self, c: TreeCursor<'t>) {
-        self.cursors.push(c);
-    }
-
-    fn too_deep(&mut self) -> bool {
-        if self.depth > MAX_TREE_DEPTH {
-            if self.out.error.is_none() {
-                self.out.error = Some(format!(
-                    "the command nests more than {MAX_TREE_DEPTH} levels deep; split it up"
-                ));
-            }
-            return true;
-        }
-        false
-    }
-
-    fn walk(&mut self, n: Node<'t>) {
-        if self.too_deep() {
-            return;
-        }
-        self.depth += 1;
-        match kind(n) {
-            K::Command => self.command(n),
-            K::Redirected => self.redirected(n),
-            K::Assignment | K::Assignments => self.bare_assignment(n),
-            K::Declaration | K::Unset => self.declaration(n),
-            K::Function => self.function(n),
-            K::Pipeline => self.pipeline(n),
-            K::CommandSub => self.substitution(n),
-            K::ProcessSub => {
-                self.nest += 1;
-                self.container(n);
-                self.nest -= 1;
-            }
-            K::For => {
-                self.for_values(n);
-                self.container(n);
-            }
-            K::Skip => {}
-            _ => self.container(n),
-        }
-        self.depth -= 1;
-    }
-
-    /// Walks the children of a node that only groups statements, noting `&` (background).
-    fn container(&mut self, n: Node<'t>) {
-        let mut cur = self.cursor(n);
-        if cur.goto_first_child() {
-            let mut last_start = self.out.parts.len();
-            loop {
-                let child = cur.node();
-                if child.is_named() {
-                    last_start = self.out.parts.len();
-                    self.walk(child);
-                } else if kind(child) == K::Amp {
-                    for p in &mut self.out.parts[last_start..] {
-                        p.background = true;
-                    }
-                }
-                if !cur.goto_next_sibling() {
-                    break;
-                }
-            }
-        }
-        self.done(cur);
-    }
-
-    /// `for d in a b c`: records `d=a`, `d=b`, `d=c` for variable tracking.
-    fn for_values(&mut self, n: Node<'t>) {
-        let Some(var) = n.child_by_field_name("variable") else {
-            return;
-        };
-        let name = self.text(var);
-        let mut bind = RawPart::new(RawKind::Bind, String::new(), self.nest);
-        let mut cur = self.cursor(n);
-        if cur.goto_first_child() {
-            loop {
-                if cur.field_name() == Some("value") {
-                    let w = self.word(cur.node());
-                    for w in brace_expand(w) {
-                        if !w.dynamic {
-                            bind.assigns
-                                .push(Word::literal(&format!("{name}={}", w.text)));
-                        }
-                    }
-                }
-                if !cur.goto_next_sibling() {
-                    break;
-                }
-            }
-        }
-        self.done(cur);
-        if !bind.assigns.is_empty() {
-            self.out.parts.push(bind);
-        }
-    }
-
-    fn substitution(&mut self, n: Node<'t>) {
-        // Inside backquotes the shell undoes `\\`, `\$` and `` \` `` before parsing again, so
-        // escaped backquotes nest; tree-sitter does not model that, so such bodies are parsed
-        // again as scripts of their own.
-        let text = self.text(n);
-        let body = text
-            .strip_prefix('`')
-            .map(|t| t.strip_suffix('`').unwrap_or(t));
-        if let Some(body) = body.filter(|b| b.contains('\\')) {
-            let inner = unescape_backquoted(body);
-            self.out.parts.push(RawPart::new(
-                RawKind::Script(inner),
-                text.to_owned(),
-                self.nest + 1,
+impl Reader {
+    fn program(&mut self, src: &str, depth: u32) -> Result<(), String> {
+        if depth > MAX_DEPTH {
+            return Err(format!(
+                "substitutions nest more than {MAX_DEPTH} levels deep; write them out plainly"
             ));
-            return;
         }
-        self.nest += 1;
-        // `$(< file)` reads the file with no command at all.
-        let mut redirects = Vec::new();
-        let mut cur = self.cursor(n);
-        if cur.goto_first_child() {
-            loop {
-                if cur.field_name() == Some("redirect") {
-                    self.redirect(cur.node(), &mut redirects, &mut None::<String>);
-                }
-                if !cur.goto_next_sibling() {
-                    break;
-                }
-            }
-        }
-        self.done(cur);
-        if !redirects.is_empty() {
-            let mut p = RawPart::new(RawKind::RedirectOnly, text.to_owned(), self.nest);
-            p.redirects = redirects;
-            self.out.parts.push(p);
-        }
-        self.container(n);
-        self.nest -= 1;
+        let program = Parser::new(src.as_bytes(), &self.options)
+            .parse_program()
+            .map_err(|e| format!("the shell parser could not read the command: {e}"))?;
+        let outer = std::mem::replace(&mut self.src, src.to_owned());
+        let walked = program
+            .complete_commands
+            .iter()
+            .try_for_each(|c| self.list(c, depth));
+        self.src = outer;
+        walked
     }
 
-    fn pipeline(&mut self, n: Node<'t>) {
-        let start = self.out.parts.len();
-        let mut index = 0usize;
-        let mut echoed: Option<String> = None;
-        let mut cur = self.cursor(n);
-        if cur.goto_first_child() {
-            loop {
-                let child = cur.node();
-                if !child.is_named() && index == 0 {
-                    // `cat <<EOF | sh`: the pipeline starts inside the here-document's
-                    // redirection, so its first command is already reading a pipe.
-                    index = 1;
-                } else if child.is_named() && kind(child) != K::Skip {
-                    let from = self.out.parts.len();
-                    self.walk(child);
-                    let nest = self.nest;
-                    if index > 0 {
-                        for p in &mut self.out.parts[from..] {
-                            if p.nest == nest {
-                                p.piped_stdin = true;
-                                if p.stdin_script.is_none() {
-                                    p.stdin_script.clone_from(&echoed);
-                                }
-                            }
-                        }
-                    }
-                    echoed = self.out.parts[from..]
-                        .iter()
-                        .find(|p| p.nest == nest)
-                        .and_then(echoed_text);
-                    index += 1;
-                }
-                if !cur.goto_next_sibling() {
-                    break;
-                }
-            }
-        }
-        self.done(cur);
-        for p in &mut self.out.parts[start..] {
-            p.in_pipeline = true;
-        }
-    }
-
-    fn function(&mut self, n: Node<'t>) {
-        let name = match n.child_by_field_name("name") {
-            Some(x) => self.word(x).text,
+    /// The source text of a span of the text being read.
+    fn text(&self, span: Option<&SourceSpan>) -> String {
+        match span {
+            Some(span) => self.slice(span.start.index, span.end.index),
             None => String::new(),
-        };
-        let start = self.out.parts.len();
-        if let Some(body) = n.child_by_field_name("body") {
-            self.walk(body);
-        }
-        let mut redirects = Vec::new();
-        let mut cur = self.cursor(n);
-        if cur.goto_first_child() {
-            loop {
-                if cur.field_name() == Some("redirect") {
-                    self.redirect(cur.node(), &mut redirects, &mut None::<String>);
-                }
-                if !cur.goto_next_sibling() {
-                    break;
-                }
-            }
-        }
-        self.done(cur);
-        self.attach(start, redirects, None, n);
-        if !name.is_empty() {
-            let recursive = self.out.parts[start..].iter().any(|p| {
-                p.kind == RawKind::Command
-                    && (p.in_pipeline || p.background)
-                    && p.words.first().is_some_and(|w| w.text == name)
-            });
-            if recursive {
-                self.out.fork_bombs.push(name);
-            }
         }
     }
 
-    /// A redirected statement: the body's commands get the redirections.
-    fn redirected(&mut self, n: Node<'t>) {
-        let start = self.out.parts.len();
-        let body = n.child_by_field_name("body");
-        if let Some(b) = body {
-            self.walk(b);
+    /// The text between two positions, which count characters.
+    fn slice(&self, start: usize, end: usize) -> String {
+        if self.src.is_ascii() {
+            return self.src.get(start..end).unwrap_or("").to_owned();
         }
-        let mut redirects = Vec::new();
-        let mut stdin: Option<String> = None;
-        let mut later: Vec<Node<'t>> = Vec::new();
-        let mut cur = self.cursor(n);
-        if cur.goto_first_child() {
-            loop {
-                let child = cur.node();
-                if cur.field_name() != Some("body") {
-                    match kind(child) {
-                        K::FileRedirect | K::HerestringRedirect => {
-                            self.redirect(child, &mut redirects, &mut stdin)
+        self.src
+            .chars()
+            .skip(start)
+            .take(end.saturating_sub(start))
+            .collect()
+    }
+
+    /// A simple command's source text. brush-parser knows where words are but not where
+    /// redirections are: the span runs from the first to the last word (a redirection's target
+    /// is a word), widened back over a leading redirection's operator (`2>x cmd`).
+    fn simple_text(&self, s: &ast::SimpleCommand) -> String {
+        let items = s
+            .prefix
+            .iter()
+            .flat_map(|p| &p.0)
+            .chain(s.suffix.iter().flat_map(|p| &p.0));
+        let spans: Vec<SourceSpan> = s
+            .word_or_name
+            .iter()
+            .filter_map(|w| w.loc.clone())
+            .chain(items.filter_map(item_span))
+            .collect();
+        let (Some(start), Some(end)) = (
+            spans.iter().map(|s| s.start.index).min(),
+            spans.iter().map(|s| s.end.index).max(),
+        ) else {
+            return s.to_string();
+        };
+        let leading_redirect = s
+            .prefix
+            .as_ref()
+            .and_then(|p| p.0.first())
+            .is_some_and(|i| matches!(i, CommandPrefixOrSuffixItem::IoRedirect(_)));
+        let mut from = start;
+        if leading_redirect {
+            let before: Vec<char> = self.slice(0, start).chars().collect();
+            let operator = before
+                .iter()
+                .rev()
+                .take_while(|c| matches!(c, '<' | '>' | '&' | '|' | ' ' | '\t' | '0'..='9'))
+                .count();
+            from = start - operator;
+        }
+        let text = self.slice(from, end);
+        text.trim_start_matches(['&', '|', ' ', '\t'])
+            .trim_end()
+            .to_owned()
+    }
+
+    fn list(&mut self, l: &CompoundList, depth: u32) -> Result<(), String> {
+        for item in &l.0 {
+            let start = self.out.parts.len();
+            let and_or = &item.0;
+            self.pipeline(&and_or.first, depth)?;
+            for next in &and_or.additional {
+                match next {
+                    AndOr::And(p) | AndOr::Or(p) => self.pipeline(p, depth)?,
+                }
+            }
+            if matches!(item.1, SeparatorOperator::Async) {
+                for p in &mut self.out.parts[start..] {
+                    p.background = true;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn pipeline(&mut self, p: &ast::Pipeline, depth: u32) -> Result<(), String> {
+        let start = self.out.parts.len();
+        let nest = self.nest;
+        let mut echoed: Option<String> = None;
+        for (index, c) in p.seq.iter().enumerate() {
+            let from = self.out.parts.len();
+            self.command(c, depth)?;
+            if index > 0 {
+                for part in &mut self.out.parts[from..] {
+                    if part.nest == nest {
+                        part.piped_stdin = true;
+                        if part.stdin_script.is_none() {
+                            part.stdin_script.clone_from(&echoed);
                         }
-                        K::HeredocRedirect => {
-                            self.heredoc(child, &mut redirects, &mut stdin, &mut later)
-                        }
-                        _ if child.is_named() => later.push(child),
-                        _ => {}
                     }
                 }
-                if !cur.goto_next_sibling() {
-                    break;
-                }
+            }
+            echoed = self.out.parts[from..]
+                .iter()
+                .find(|part| part.nest == nest)
+                .and_then(echoed_text);
+        }
+        if p.seq.len() > 1 {
+            for part in &mut self.out.parts[start..] {
+                part.in_pipeline = true;
             }
         }
-        self.done(cur);
-        let body_is_command = body.is_some_and(|b| kind(b) == K::Command);
-        if body_is_command && self.out.parts.len() > start {
-            self.out.parts[start].text = self.text(n).to_owned();
+        Ok(())
+    }
+
+    fn command(&mut self, c: &Command, depth: u32) -> Result<(), String> {
+        if depth > MAX_DEPTH {
+            return Err(format!(
+                "commands nest more than {MAX_DEPTH} levels deep; write them out plainly"
+            ));
         }
-        self.attach(start, redirects, stdin, n);
-        for l in later {
-            self.walk(l);
+        match c {
+            Command::Simple(s) => self.simple(s, depth),
+            Command::Compound(cc, redirects) => {
+                let start = self.out.parts.len();
+                self.compound(cc, depth)?;
+                self.redirected(start, redirects.as_ref(), c, depth)
+            }
+            Command::Function(f) => {
+                let name = self.word(&f.fname.value, depth)?.text;
+                let start = self.out.parts.len();
+                self.compound(&f.body.0, depth)?;
+                self.redirected(start, f.body.1.as_ref(), c, depth)?;
+                let recursive = self.out.parts[start..].iter().any(|p| {
+                    p.kind == RawKind::Command
+                        && (p.in_pipeline || p.background)
+                        && p.words.first().is_some_and(|w| w.text == name)
+                });
+                if recursive && !name.is_empty() {
+                    self.out.fork_bombs.push(name);
+                }
+                Ok(())
+            }
+            Command::ExtendedTest(t, redirects) => {
+                let start = self.out.parts.len();
+                self.test_expr(&t.expr, depth)?;
+                self.redirected(start, redirects.as_ref(), c, depth)
+            }
         }
     }
 
-    /// Gives `redirects` and `stdin` to the commands collected since `start` at this nesting
-    /// level, or records a redirection-only command when there are none.
-    fn attach(&mut self, start: usize, redirects: Vec<Redirect>, stdin: Option<String>, n: Node) {
-        if redirects.is_empty() && stdin.is_none() {
-            return;
+    /// Gives a compound command's redirections to the commands collected since `start` at this
+    /// nesting level, or records a redirection-only command when there are none.
+    fn redirected(
+        &mut self,
+        start: usize,
+        list: Option<&ast::RedirectList>,
+        c: &Command,
+        depth: u32,
+    ) -> Result<(), String> {
+        let Some(list) = list else {
+            return Ok(());
+        };
+        let mut redirects = Vec::new();
+        let mut stdin = None;
+        for r in &list.0 {
+            self.redirect(r, &mut redirects, &mut stdin, depth)?;
         }
         let nest = self.nest;
         let mut any = false;
@@ -549,348 +402,675 @@ impl<'s, 't> Walker<'s, 't> {
                 any = true;
             }
         }
-        if !any {
-            let mut p = RawPart::new(RawKind::RedirectOnly, self.text(n).to_owned(), nest);
+        let nothing = redirects.is_empty() && stdin.is_none();
+        if !any && !nothing {
+            let mut p = RawPart::new(
+                RawKind::RedirectOnly,
+                self.text(c.location().as_ref()),
+                nest,
+            );
             p.redirects = redirects;
             p.stdin_script = stdin;
             self.out.parts.push(p);
         }
+        Ok(())
     }
 
-    fn heredoc(
-        &mut self,
-        n: Node<'t>,
-        redirects: &mut Vec<Redirect>,
-        stdin: &mut Option<String>,
-        later: &mut Vec<Node<'t>>,
-    ) {
-        let mut cur = self.cursor(n);
-        if cur.goto_first_child() {
-            loop {
-                let child = cur.node();
-                match kind(child) {
-                    K::FileRedirect | K::HerestringRedirect => {
-                        self.redirect(child, redirects, stdin)
-                    }
-                    K::HeredocBody => {
-                        *stdin = Some(self.text(child).to_owned());
-                        later.push(child);
-                    }
-                    K::Skip => {}
-                    _ if child.is_named() => later.push(child),
-                    _ => {}
+    fn compound(&mut self, c: &CompoundCommand, depth: u32) -> Result<(), String> {
+        let depth = depth + 1;
+        match c {
+            CompoundCommand::Arithmetic(a) => self.arithmetic(&a.expr.value, depth),
+            CompoundCommand::ArithmeticForClause(f) => {
+                for e in [&f.initializer, &f.condition, &f.updater]
+                    .into_iter()
+                    .flatten()
+                {
+                    self.arithmetic(&e.value, depth)?;
                 }
-                if !cur.goto_next_sibling() {
-                    break;
+                self.list(&f.body.list, depth)
+            }
+            CompoundCommand::BraceGroup(b) => self.list(&b.list, depth),
+            CompoundCommand::Subshell(s) => self.list(&s.list, depth),
+            CompoundCommand::ForClause(f) => {
+                self.out.assigned.push(f.variable_name.clone());
+                // `for d in a b c`: records `d=a`, `d=b`, `d=c` for variable tracking.
+                let mut bind = RawPart::new(RawKind::Bind, String::new(), self.nest);
+                for w in f.values.iter().flatten() {
+                    for w in brace_expand(self.word(&w.value, depth)?) {
+                        if !w.dynamic {
+                            let text = format!("{}={}", f.variable_name, w.text);
+                            bind.assigns.push(Word::literal(&text));
+                        }
+                    }
+                }
+                if !bind.assigns.is_empty() {
+                    self.out.parts.push(bind);
+                }
+                self.list(&f.body.list, depth)
+            }
+            CompoundCommand::CaseClause(cc) => {
+                self.word(&cc.value.value, depth)?;
+                for item in &cc.cases {
+                    for p in &item.patterns {
+                        self.word(&p.value, depth)?;
+                    }
+                    if let Some(body) = &item.cmd {
+                        self.list(body, depth)?;
+                    }
+                }
+                Ok(())
+            }
+            CompoundCommand::IfClause(i) => {
+                self.list(&i.condition, depth)?;
+                self.list(&i.then, depth)?;
+                for e in i.elses.iter().flatten() {
+                    if let Some(cond) = &e.condition {
+                        self.list(cond, depth)?;
+                    }
+                    self.list(&e.body, depth)?;
+                }
+                Ok(())
+            }
+            CompoundCommand::WhileClause(w) | CompoundCommand::UntilClause(w) => {
+                self.list(&w.0, depth)?;
+                self.list(&w.1.list, depth)
+            }
+            CompoundCommand::Coprocess(cp) => {
+                self.out
+                    .unmodeled
+                    .push("coproc starts a background process".to_owned());
+                self.command(&cp.body, depth)
+            }
+        }
+    }
+
+    fn simple(&mut self, s: &ast::SimpleCommand, depth: u32) -> Result<(), String> {
+        let text = self.simple_text(s);
+        let declaration = s
+            .word_or_name
+            .as_ref()
+            .is_some_and(|w| DECLARATIONS.contains(&w.value.as_str()));
+        let kind = match (&s.word_or_name, declaration) {
+            (Some(_), false) => RawKind::Command,
+            (Some(_), true) => RawKind::Assignment,
+            (None, _) => {
+                let assigns = s
+                    .prefix
+                    .iter()
+                    .flat_map(|p| &p.0)
+                    .any(|i| matches!(i, CommandPrefixOrSuffixItem::AssignmentWord(..)));
+                if assigns {
+                    RawKind::Assignment
+                } else {
+                    RawKind::RedirectOnly
+                }
+            }
+        };
+        let mut part = RawPart::new(kind, text, self.nest);
+        let mut stdin = None;
+        // Commands inside words (`$(..)`) are read as the words are, and land after this part.
+        let at = self.out.parts.len();
+        for item in s.prefix.iter().flat_map(|p| &p.0) {
+            match item {
+                CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
+                    self.assignment(a, depth)?;
+                    let w = self.word(&w.value, depth)?;
+                    part.assigns.push(w);
+                }
+                other => self.item(other, &mut part, &mut stdin, depth)?,
+            }
+        }
+        let mut sources: Vec<&str> = Vec::new();
+        if let Some(name) = &s.word_or_name {
+            // `[` is the test builtin's name, not a glob.
+            let w = if name.value == "[" {
+                quoted("[")
+            } else {
+                self.word(&name.value, depth)?
+            };
+            part.words.push(w);
+            sources.push(&name.value);
+        }
+        for item in s.suffix.iter().flat_map(|p| &p.0) {
+            match item {
+                // `declare x=1`, `export y=$(cmd)`: an assignment for a declaration, a plain
+                // argument for any other command.
+                CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
+                    let word = self.word(&w.value, depth)?;
+                    if declaration {
+                        self.assignment(a, depth)?;
+                        part.assigns.push(word);
+                    } else {
+                        part.words.push(word);
+                        sources.push(&w.value);
+                    }
+                }
+                CommandPrefixOrSuffixItem::Word(w) => {
+                    let word = self.word(&w.value, depth)?;
+                    part.words.push(word);
+                    sources.push(&w.value);
+                }
+                other => self.item(other, &mut part, &mut stdin, depth)?,
+            }
+        }
+        self.builtin_names(&part.words, &sources, depth)?;
+        if part.words.iter().any(|w| w.brace) {
+            part.words = std::mem::take(&mut part.words)
+                .into_iter()
+                .flat_map(brace_expand)
+                .collect();
+        }
+        part.stdin_script = stdin;
+        self.out.parts.insert(at, part);
+        Ok(())
+    }
+
+    /// A redirection or process substitution among a simple command's words.
+    fn item(
+        &mut self,
+        item: &CommandPrefixOrSuffixItem,
+        part: &mut RawPart,
+        stdin: &mut Option<String>,
+        depth: u32,
+    ) -> Result<(), String> {
+        match item {
+            CommandPrefixOrSuffixItem::IoRedirect(r) => {
+                self.redirect(r, &mut part.redirects, stdin, depth)
+            }
+            CommandPrefixOrSuffixItem::ProcessSubstitution(kind, sub) => {
+                let text = format!("{kind}{}", self.text(Some(&sub.loc)));
+                part.words.push(process_word(&text));
+                self.substituted(&sub.list, depth)
+            }
+            CommandPrefixOrSuffixItem::Word(w) => {
+                let w = self.word(&w.value, depth)?;
+                part.words.push(w);
+                Ok(())
+            }
+            CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
+                self.assignment(a, depth)?;
+                let w = self.word(&w.value, depth)?;
+                part.assigns.push(w);
+                Ok(())
+            }
+        }
+    }
+
+    /// The commands of a process substitution, one level deeper.
+    fn substituted(&mut self, list: &CompoundList, depth: u32) -> Result<(), String> {
+        self.nest += 1;
+        let walked = self.list(list, depth + 1);
+        self.nest -= 1;
+        walked
+    }
+
+    /// Builtins that take variable names, or arithmetic, as arguments. bash evaluates a
+    /// subscript in a name (`read 'a[$(cmd)]'`, `printf -v`, `test -v`, `unset`, `declare`,
+    /// `wait -p`) and every argument of `let` as arithmetic, so those are read as arithmetic
+    /// here; the names are recorded as assigned, so setting `PATH`, `CDPATH`, `PS4` or
+    /// `BASH_CMDS` through them is judged like an assignment.
+    fn builtin_names(
+        &mut self,
+        words: &[Word],
+        sources: &[&str],
+        depth: u32,
+    ) -> Result<(), String> {
+        let Some(name) = words.first().filter(|w| !w.dynamic) else {
+            return Ok(());
+        };
+        let name = name.text.as_str();
+        // `export PATH=/x:$PATH`: the value is only known at run time, the name is not.
+        let args: Vec<Option<&str>> = words[1..]
+            .iter()
+            .zip(sources.iter().skip(1))
+            .map(|(w, src)| {
+                (!w.dynamic && !w.glob)
+                    .then_some(w.text.as_str())
+                    .or_else(|| static_name(src))
+            })
+            .collect();
+        let value_of = |flag: &str| -> Vec<Option<&str>> {
+            args.windows(2)
+                .filter(|w| w[0] == Some(flag))
+                .map(|w| w[1])
+                .collect()
+        };
+        let names: Vec<Option<&str>> = match name {
+            "read" | "mapfile" | "readarray" | "getopts" | "unset" | "local" | "declare"
+            | "typeset" | "export" | "readonly" => args
+                .iter()
+                .copied()
+                .filter(|a| !a.is_some_and(|a| a.starts_with(['-', '+'])))
+                .collect(),
+            "printf" => value_of("-v"),
+            "wait" => value_of("-p"),
+            "test" | "[" => value_of("-v"),
+            "let" => {
+                for a in &args {
+                    match a {
+                        Some(a) => self.arithmetic(a, depth)?,
+                        None => self.out.unmodeled.push(
+                            "`let` evaluates an argument only known at run time as arithmetic"
+                                .to_owned(),
+                        ),
+                    }
+                }
+                return Ok(());
+            }
+            _ => return Ok(()),
+        };
+        // `declare -p NAME` prints the variable (an environment secret, too).
+        let printing = matches!(
+            name,
+            "local" | "declare" | "typeset" | "export" | "readonly"
+        ) && args
+            .iter()
+            .flatten()
+            .any(|a| a.starts_with('-') && a.contains('p'));
+        if matches!(name, "local" | "declare" | "typeset") {
+            for flag in args.iter().flatten().filter(|a| a.starts_with(['-', '+'])) {
+                if flag.contains('n') {
+                    self.out.unmodeled.push(format!(
+                        "`{name} {flag}` makes a name reference: later assignments land in a \
+                         variable named at run time"
+                    ));
+                }
+                if flag.contains('i') {
+                    self.out.unmodeled.push(format!(
+                        "`{name} {flag}` makes integer variables: what is assigned to them is \
+                         evaluated as arithmetic"
+                    ));
                 }
             }
         }
-        self.done(cur);
+        for n in names {
+            let Some(n) = n else {
+                self.out.unmodeled.push(format!(
+                    "`{name}` is given a variable name only known at run time"
+                ));
+                continue;
+            };
+            let n = n.split('=').next().unwrap_or(n);
+            let base = match n.split_once('[') {
+                Some((base, rest)) => {
+                    let subscript = rest.strip_suffix(']').unwrap_or(rest);
+                    self.arithmetic(subscript, depth)?;
+                    base
+                }
+                None => n,
+            };
+            if printing {
+                self.out.variables.push(base.to_owned());
+            } else {
+                self.out.assigned.push(base.to_owned());
+            }
+        }
+        Ok(())
     }
 
-    /// Reads one `file_redirect` / `herestring_redirect` node.
-    fn redirect(&mut self, n: Node<'t>, out: &mut Vec<Redirect>, stdin: &mut Option<String>) {
-        let mut cur = self.cursor(n);
-        if kind(n) == K::HerestringRedirect {
-            let mut word: Option<Word> = None;
-            if cur.goto_first_child() {
-                loop {
-                    let child = cur.node();
-                    if child.is_named() && kind(child) != K::FileDescriptor {
-                        word = Some(self.word(child));
-                        self.walk_nested(child);
-                    }
-                    if !cur.goto_next_sibling() {
-                        break;
-                    }
+    fn assignment(&mut self, a: &ast::Assignment, depth: u32) -> Result<(), String> {
+        match &a.name {
+            ast::AssignmentName::VariableName(n) => self.out.assigned.push(n.clone()),
+            ast::AssignmentName::ArrayElementName(n, index) => {
+                self.out.assigned.push(n.clone());
+                self.arithmetic(index, depth)?;
+            }
+        }
+        if let ast::AssignmentValue::Array(items) = &a.value {
+            // The value words are read with the whole assignment word; keys are arithmetic
+            // for indexed arrays, words for associative ones: either way they are read.
+            for (k, _) in items {
+                if let Some(k) = k {
+                    self.word(&k.value, depth)?;
                 }
             }
-            self.done(cur);
-            if let Some(w) = word {
+        }
+        Ok(())
+    }
+
+    /// Reads one redirection into `out` (or, for here-documents and here-strings, `stdin`).
+    fn redirect(
+        &mut self,
+        r: &IoRedirect,
+        out: &mut Vec<Redirect>,
+        stdin: &mut Option<String>,
+        depth: u32,
+    ) -> Result<(), String> {
+        match r {
+            IoRedirect::File(_, kind, target) => {
+                let duplicate = matches!(
+                    kind,
+                    IoFileRedirectKind::DuplicateInput | IoFileRedirectKind::DuplicateOutput
+                );
+                let input = matches!(
+                    kind,
+                    IoFileRedirectKind::Read | IoFileRedirectKind::DuplicateInput
+                );
+                let (kind, target) = match target {
+                    IoFileRedirectTarget::Fd(_) => (RedirKind::Dup, Word::default()),
+                    IoFileRedirectTarget::Filename(w) | IoFileRedirectTarget::Duplicate(w) => {
+                        let w = self.word(&w.value, depth)?;
+                        let t = w.text.as_str();
+                        let fd =
+                            t == "-" || (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()));
+                        if duplicate && fd && !w.dynamic {
+                            (RedirKind::Dup, w)
+                        } else if input {
+                            (RedirKind::Read, w)
+                        } else {
+                            (RedirKind::Write, w)
+                        }
+                    }
+                    IoFileRedirectTarget::ProcessSubstitution(kind, sub) => {
+                        let text = format!("{kind}{}", self.text(Some(&sub.loc)));
+                        self.substituted(&sub.list, depth)?;
+                        (RedirKind::Read, process_word(&text))
+                    }
+                };
+                out.push(Redirect { kind, target });
+            }
+            IoRedirect::HereDocument(_, doc) => {
+                if doc.requires_expansion {
+                    let pieces = word::parse_heredoc(&doc.doc.value, &self.options)
+                        .map_err(|e| format!("a here-document could not be read: {e}"))?;
+                    self.pieces(
+                        &doc.doc.value,
+                        &pieces,
+                        &mut WordBuilder::default(),
+                        false,
+                        depth,
+                    )?;
+                }
+                *stdin = Some(doc.doc.value.clone());
+            }
+            IoRedirect::HereString(_, w) => {
+                let w = self.word(&w.value, depth)?;
                 *stdin = Some(w.text);
             }
-            return;
-        }
-        let mut op = "";
-        let mut target: Option<Node<'t>> = None;
-        if cur.goto_first_child() {
-            loop {
-                let child = cur.node();
-                if cur.field_name() == Some("destination") {
-                    target = Some(child);
-                } else if !child.is_named() {
-                    op = child.kind();
-                }
-                if !cur.goto_next_sibling() {
-                    break;
-                }
+            IoRedirect::OutputAndError(w, _) => {
+                let target = self.word(&w.value, depth)?;
+                out.push(Redirect {
+                    kind: RedirKind::Write,
+                    target,
+                });
             }
         }
-        self.done(cur);
-        let target_word = match target {
-            Some(t) => {
-                let w = self.word(t);
-                self.walk_nested(t);
-                w
-            }
-            None => Word::default(),
-        };
-        let kind = match op {
-            "<" => RedirKind::Read,
-            ">&-" | "<&-" => RedirKind::Dup,
-            ">&" | "<&" => {
-                let t = target_word.text.as_str();
-                if t == "-" || (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit())) {
-                    RedirKind::Dup
-                } else if op == "<&" {
-                    RedirKind::Read
-                } else {
-                    RedirKind::Write
-                }
-            }
-            _ => RedirKind::Write,
-        };
-        out.push(Redirect {
-            kind,
-            target: target_word,
-        });
+        Ok(())
     }
 
-    /// Walks a word-like node only for the commands hidden inside it (`$(..)`, `<(..)`).
-    fn walk_nested(&mut self, n: Node<'t>) {
-        match kind(n) {
-            K::CommandSub | K::ProcessSub => self.walk(n),
-            _ => {
-                if n.child_count() == 0 || self.too_deep() {
-                    return;
+    fn test_expr(&mut self, e: &ExtendedTestExpr, depth: u32) -> Result<(), String> {
+        match e {
+            ExtendedTestExpr::And(a, b) | ExtendedTestExpr::Or(a, b) => {
+                self.test_expr(a, depth + 1)?;
+                self.test_expr(b, depth + 1)
+            }
+            ExtendedTestExpr::Not(a) | ExtendedTestExpr::Parenthesized(a) => {
+                self.test_expr(a, depth + 1)
+            }
+            ExtendedTestExpr::UnaryTest(op, w) => {
+                let text = self.word(&w.value, depth)?;
+                if matches!(
+                    op,
+                    ast::UnaryPredicate::ShellVariableIsSetAndAssigned
+                        | ast::UnaryPredicate::ShellVariableIsSetAndNameRef
+                ) {
+                    let words = [quoted("test"), quoted("-v"), text];
+                    self.builtin_names(&words, &["test", "-v", &w.value], depth)?;
                 }
-                self.depth += 1;
-                let mut cur = self.cursor(n);
-                if cur.goto_first_child() {
-                    loop {
-                        self.walk_nested(cur.node());
-                        if !cur.goto_next_sibling() {
-                            break;
-                        }
+                Ok(())
+            }
+            ExtendedTestExpr::BinaryTest(op, a, b) => {
+                let arithmetic = matches!(
+                    op,
+                    ast::BinaryPredicate::ArithmeticEqualTo
+                        | ast::BinaryPredicate::ArithmeticNotEqualTo
+                        | ast::BinaryPredicate::ArithmeticLessThan
+                        | ast::BinaryPredicate::ArithmeticLessThanOrEqualTo
+                        | ast::BinaryPredicate::ArithmeticGreaterThan
+                        | ast::BinaryPredicate::ArithmeticGreaterThanOrEqualTo
+                );
+                for w in [a, b] {
+                    if arithmetic {
+                        self.arithmetic(&w.value, depth)?;
+                    } else {
+                        self.word(&w.value, depth)?;
                     }
                 }
-                self.done(cur);
-                self.depth -= 1;
+                Ok(())
             }
         }
     }
 
-    fn command(&mut self, n: Node<'t>) {
-        let mut part = RawPart::new(RawKind::Command, self.text(n).to_owned(), self.nest);
-        let mut words: Vec<Word> = Vec::new();
-        let mut last_end: Option<usize> = None;
-        let mut stdin = None;
-        let mut redirects = Vec::new();
-        let mut nested: Vec<Node<'t>> = Vec::new();
-        let mut cur = self.cursor(n);
-        if cur.goto_first_child() {
-            loop {
-                let child = cur.node();
-                match (cur.field_name(), kind(child)) {
-                    (Some("name") | Some("argument"), _) => {
-                        let w = self.word(child);
-                        // Nodes with no space between them are one shell word (`$"x"`); so
-                        // are nodes separated only by line continuations (`r\<newline>m` is
-                        // `rm` to bash, two words to tree-sitter).
-                        if last_end.is_some_and(|e| self.joined(e, child.start_byte())) {
-                            if let Some(prev) = words.pop() {
-                                let mut b = WordBuilder::default();
-                                b.append(prev);
-                                b.append(w);
-                                words.push(b.finish());
-                            }
-                        } else {
-                            words.push(w);
-                        }
-                        last_end = Some(child.end_byte());
-                        if child.child_count() > 0 {
-                            nested.push(child);
-                        }
-                    }
-                    (Some("redirect"), _) => {
-                        self.redirect(child, &mut redirects, &mut stdin);
-                    }
-                    (_, K::Assignment) => {
-                        let w = self.word(child);
-                        part.assigns.push(w);
-                        // Both sides: `a[$(cmd)]=1` runs cmd too.
-                        nested.push(child);
-                    }
-                    (_, K::Skip) => {}
-                    _ if child.is_named() => nested.push(child),
-                    _ => {}
-                }
-                if !cur.goto_next_sibling() {
-                    break;
-                }
-            }
+    /// An arithmetic context: literal numbers and operators are harmless; substitutions are
+    /// read as commands; any variable (or `$`) is evaluated by bash as arithmetic again, which
+    /// runs array subscripts — not followed statically.
+    fn arithmetic(&mut self, text: &str, depth: u32) -> Result<(), String> {
+        if text.contains("$(") || text.contains('`') {
+            let pieces = word::parse(text, &self.options)
+                .map_err(|e| format!("an arithmetic expression could not be read: {e}"))?;
+            self.pieces(text, &pieces, &mut WordBuilder::default(), false, depth)?;
         }
-        self.done(cur);
-        part.words = if words.iter().any(|w| w.brace) {
-            words.into_iter().flat_map(brace_expand).collect()
-        } else {
-            words
-        };
-        part.redirects = redirects;
-        part.stdin_script = stdin;
-        self.out.parts.push(part);
-        for c in nested {
-            self.walk_nested(c);
+        let names_a_variable = text
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .any(|t| t.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
+            || text.contains('$');
+        if names_a_variable {
+            self.out.arithmetic.push(text.to_owned());
+            self.out.unmodeled.push(format!(
+                "`{}` is evaluated as arithmetic: bash evaluates a variable's value there as \
+                 arithmetic too, and an array subscript in it (`a[$(cmd)]`) runs a command",
+                text.trim()
+            ));
         }
+        Ok(())
     }
 
-    fn bare_assignment(&mut self, n: Node<'t>) {
-        let mut part = RawPart::new(RawKind::Assignment, self.text(n).to_owned(), self.nest);
-        if kind(n) == K::Assignment {
-            let w = self.word(n);
-            part.assigns.push(w);
-        } else {
-            let mut cur = self.cursor(n);
-            if cur.goto_first_child() {
-                loop {
-                    let child = cur.node();
-                    if kind(child) == K::Assignment {
-                        let w = self.word(child);
-                        part.assigns.push(w);
-                    }
-                    if !cur.goto_next_sibling() {
-                        break;
-                    }
-                }
-            }
-            self.done(cur);
-        }
-        self.out.parts.push(part);
-        self.walk_nested(n);
-    }
-
-    fn declaration(&mut self, n: Node<'t>) {
-        let mut part = RawPart::new(RawKind::Assignment, self.text(n).to_owned(), self.nest);
-        let mut cur = self.cursor(n);
-        if cur.goto_first_child() {
-            loop {
-                let child = cur.node();
-                match kind(child) {
-                    K::Assignment => {
-                        let w = self.word(child);
-                        part.assigns.push(w);
-                    }
-                    K::Skip => {}
-                    _ => {
-                        let w = self.word(child);
-                        part.words.push(w);
-                    }
-                }
-                if !cur.goto_next_sibling() {
-                    break;
-                }
-            }
-        }
-        self.done(cur);
-        self.out.parts.push(part);
-        self.walk_nested(n);
-    }
-
-    /// Converts a word-like node to a [`Word`].
-    fn word(&mut self, n: Node<'t>) -> Word {
+    /// Reads one shell word: the commands hidden in it are collected as parts, and the word
+    /// itself comes back with quotes removed and expansions kept as their source text.
+    fn word(&mut self, text: &str, depth: u32) -> Result<Word, String> {
         let mut b = WordBuilder::default();
-        self.word_into(n, &mut b, 0);
-        b.finish()
+        if !text.contains(['$', '`', '\\', '\'', '"', '~', '<', '>', '(']) {
+            b.push_unquoted_raw(text);
+            return Ok(b.finish());
+        }
+        let pieces = word::parse(text, &self.options)
+            .map_err(|e| format!("the word `{text}` could not be read: {e}"))?;
+        self.pieces(text, &pieces, &mut b, false, depth)?;
+        Ok(b.finish())
     }
 
-    fn word_into(&mut self, n: Node<'t>, b: &mut WordBuilder, depth: usize) {
-        let text = self.text(n);
-        if depth > 64 {
-            b.push_dynamic(text, None);
-            return;
-        }
-        match kind(n) {
-            K::Word | K::CommandName if n.child_count() == 0 => b.push_unquoted_raw(text),
-            K::Literal | K::VariableName | K::FileDescriptor => b.push_quoted(text),
-            K::Extglob => b.push_glob(text),
-            K::RawString => {
-                let inner = text
-                    .strip_prefix('\'')
-                    .and_then(|t| t.strip_suffix('\''))
-                    .unwrap_or(text);
-                b.push_quoted(inner);
-            }
-            K::AnsiC => {
-                let inner = text
-                    .strip_prefix("$'")
-                    .and_then(|t| t.strip_suffix('\''))
-                    .and_then(decode_ansi_c);
-                match inner {
+    /// Walks word pieces into `b`; `quoted` inside double quotes.
+    fn pieces(
+        &mut self,
+        src: &str,
+        pieces: &[WordPieceWithSource],
+        b: &mut WordBuilder,
+        quoted: bool,
+        depth: u32,
+    ) -> Result<(), String> {
+        for p in pieces {
+            let piece_src = src.get(p.start_index..p.end_index).unwrap_or("");
+            match &p.piece {
+                WordPiece::Text(t) | WordPiece::EscapeSequence(t) => {
+                    if quoted {
+                        b.push_double_quoted_raw(t);
+                    } else {
+                        b.push_unquoted_raw(t);
+                    }
+                }
+                WordPiece::SingleQuotedText(t) => b.push_quoted(t),
+                WordPiece::AnsiCQuotedText(t) => match decode_ansi_c(t) {
                     Some(s) => b.push_quoted(&s),
-                    None => b.push_dynamic(text, None),
+                    None => b.push_dynamic(piece_src, None),
+                },
+                WordPiece::DoubleQuotedSequence(inner)
+                | WordPiece::GettextDoubleQuotedSequence(inner) => {
+                    // Inner positions index the whole word, like the outer ones.
+                    self.pieces(src, inner, b, true, depth)?;
+                }
+                WordPiece::TildeExpansion(_) => b.push_unquoted_raw(piece_src),
+                WordPiece::ParameterExpansion(_) => {
+                    let var = self.parameter(piece_src, depth)?;
+                    b.push_dynamic(piece_src, var.as_deref());
+                }
+                WordPiece::CommandSubstitution(body) => {
+                    b.push_dynamic(piece_src, None);
+                    self.command_substitution(body, depth)?;
+                }
+                WordPiece::BackquotedCommandSubstitution(_) => {
+                    b.push_dynamic(piece_src, None);
+                    // Inside backquotes bash undoes `\\`, `\$` and `` \` `` before parsing the
+                    // body (brush-parser keeps `\\` and `\$`): read what bash reads.
+                    let raw = piece_src
+                        .strip_prefix('`')
+                        .and_then(|s| s.strip_suffix('`'))
+                        .unwrap_or(piece_src);
+                    self.command_substitution(&unescape_backquoted(raw), depth)?;
+                }
+                WordPiece::ArithmeticExpression(e) => {
+                    b.push_dynamic(piece_src, None);
+                    self.arithmetic(&e.value, depth)?;
                 }
             }
-            K::Str => {
-                let mut cur = self.cursor(n);
-                if cur.goto_first_child() {
-                    loop {
-                        let child = cur.node();
-                        match kind(child) {
-                            K::Quote => {}
-                            K::StringContent => b.push_double_quoted_raw(self.text(child)),
-                            _ if child.is_named() => self.word_into(child, b, depth + 1),
-                            _ => b.push_quoted(self.text(child)),
-                        }
-                        if !cur.goto_next_sibling() {
-                            break;
-                        }
-                    }
-                }
-                self.done(cur);
-            }
-            K::SimpleExpansion => {
-                let var = n
-                    .named_child(0)
-                    .filter(|c| kind(*c) == K::VariableName)
-                    .map(|c| self.text(c));
-                b.push_dynamic(text, var);
-            }
-            K::Expansion => {
-                // Only `${NAME}` with nothing else is a plain variable.
-                let plain = n.named_child_count() == 1
-                    && n.child_count() == 3
-                    && n.named_child(0).is_some_and(|c| kind(c) == K::VariableName);
-                let var = if plain {
-                    n.named_child(0).map(|c| self.text(c))
-                } else {
-                    None
-                };
-                b.push_dynamic(text, var);
-            }
-            K::Dollar => {}
-            K::Concatenation | K::CommandName | K::Translated | K::Assignment => {
-                let translated = kind(n) == K::Translated;
-                let mut cur = self.cursor(n);
-                if cur.goto_first_child() {
-                    loop {
-                        let child = cur.node();
-                        if translated && kind(child) == K::Dollar {
-                            // `$"..."` is a translated string: the text is the string.
-                        } else if child.is_named() {
-                            self.word_into(child, b, depth + 1);
-                        } else {
-                            b.push_unquoted_raw(self.text(child));
-                        }
-                        if !cur.goto_next_sibling() {
-                            break;
-                        }
-                    }
-                }
-                self.done(cur);
-            }
-            _ => b.push_dynamic(text, None),
         }
+        Ok(())
     }
+
+    /// The commands of `$(body)` or a backquoted body, one level deeper. `$(< file)` reads a
+    /// file with no command at all.
+    fn command_substitution(&mut self, body: &str, depth: u32) -> Result<(), String> {
+        self.nest += 1;
+        let read = self.program(body, depth + 1);
+        self.nest -= 1;
+        read
+    }
+
+    /// `${…}` or `$name`: records the variable, reads operands bash expands (`${a:-$(cmd)}`
+    /// runs `cmd`; offsets and subscripts are arithmetic). Returns the name when the expansion
+    /// is a plain variable.
+    fn parameter(&mut self, src: &str, depth: u32) -> Result<Option<String>, String> {
+        let Some(inner) = src.strip_prefix("${").and_then(|s| s.strip_suffix('}')) else {
+            // `$name`, `$1`, `$@`: a plain value.
+            let name = src.strip_prefix('$').unwrap_or(src);
+            self.out.variables.push(name.to_owned());
+            return Ok(Some(name.to_owned()));
+        };
+        let indirect = inner.starts_with('!') && inner.len() > 1;
+        let length = inner.starts_with('#') && inner.len() > 1;
+        let inner = inner.strip_prefix(['#', '!']).unwrap_or(inner);
+        let name_len = inner
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(inner.len());
+        let name_len = if name_len == 0 && inner.starts_with(['@', '*', '#', '?', '$', '!', '-']) {
+            1
+        } else {
+            name_len
+        };
+        let name = &inner[..name_len];
+        self.out.variables.push(if indirect {
+            format!("!{name}")
+        } else {
+            name.to_owned()
+        });
+        let mut rest = &inner[name_len..];
+        let plain = rest.is_empty() && !indirect && !length;
+        if indirect && matches!(rest, "*" | "@") {
+            // `${!prefix*}`: the names of variables, recorded above as indirect.
+            return Ok(None);
+        }
+        if let Some(sub) = rest.strip_prefix('[') {
+            let end = sub
+                .find(']')
+                .ok_or_else(|| format!("the subscript in `{src}` has no end"))?;
+            let index = &sub[..end];
+            if !matches!(index, "@" | "*") {
+                self.arithmetic(index, depth)?;
+            }
+            rest = &sub[end + 1..];
+        }
+        if rest.is_empty() {
+            return Ok(plain.then(|| name.to_owned()));
+        }
+        const WORD_OPERATORS: &[&str] = &[
+            ":-", ":=", ":?", ":+", "-", "=", "?", "+", "##", "#", "%%", "%", "//", "/#", "/%",
+            "/", "^^", "^", ",,", ",", "@",
+        ];
+        if let Some(operand) = rest.strip_prefix(':') {
+            if !operand.starts_with(['-', '=', '?', '+']) {
+                // `${s:offset:length}`: both are arithmetic.
+                for part in operand.splitn(2, ':') {
+                    self.arithmetic(part, depth)?;
+                }
+                return Ok(None);
+            }
+        }
+        let (op, operand) = WORD_OPERATORS
+            .iter()
+            .find_map(|op| rest.strip_prefix(op).map(|operand| (*op, operand)))
+            .ok_or_else(|| {
+                format!("the expansion `{src}` uses an operator ground-link does not know")
+            })?;
+        if op == "@" && operand == "P" {
+            // Prompt expansion of a value runs the command substitutions in it.
+            self.out.unmodeled.push(format!(
+                "`{src}` expands the value as a prompt, which runs the commands inside it"
+            ));
+            return Ok(None);
+        }
+        if op.starts_with('/') {
+            // `${a/pattern/replacement}`: both halves are expanded like words.
+            for part in operand.splitn(2, '/') {
+                self.word(part, depth)?;
+            }
+        } else {
+            self.word(operand, depth)?;
+        }
+        Ok(None)
+    }
+}
+
+/// Where a prefix or suffix item is, when brush-parser says (for a redirection, its target).
+fn item_span(item: &CommandPrefixOrSuffixItem) -> Option<SourceSpan> {
+    match item {
+        CommandPrefixOrSuffixItem::Word(w) | CommandPrefixOrSuffixItem::AssignmentWord(_, w) => {
+            w.loc.clone()
+        }
+        CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => Some(sub.loc.clone()),
+        CommandPrefixOrSuffixItem::IoRedirect(r) => match r {
+            IoRedirect::File(_, _, IoFileRedirectTarget::Filename(w))
+            | IoRedirect::File(_, _, IoFileRedirectTarget::Duplicate(w))
+            | IoRedirect::HereString(_, w)
+            | IoRedirect::OutputAndError(w, _) => w.loc.clone(),
+            IoRedirect::File(_, _, IoFileRedirectTarget::ProcessSubstitution(_, sub)) => {
+                Some(sub.loc.clone())
+            }
+            IoRedirect::HereDocument(_, doc) => doc.here_end.loc.clone(),
+            IoRedirect::File(_, _, IoFileRedirectTarget::Fd(_)) => None,
+        },
+    }
+}
+
+/// A word taken literally (no glob, no brace).
+fn quoted(text: &str) -> Word {
+    let mut b = WordBuilder::default();
+    b.push_quoted(text);
+    b.finish()
+}
+
+/// The word a process substitution stands for (`<(cmd)`): a pipe to a command judged on its own.
+fn process_word(text: &str) -> Word {
+    let mut b = WordBuilder::default();
+    b.push_dynamic(text, None);
+    b.finish()
+}
+
+/// The `NAME=` (or `NAME+=`) that starts an assignment word written plainly, if it does.
+fn static_name(src: &str) -> Option<&str> {
+    let (name, _) = src.split_once('=')?;
+    let name = name.strip_suffix('+').unwrap_or(name);
+    let plain = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    plain.then_some(name)
 }
 
 /// The text `echo a b` or `printf 'a b'` writes, when it is static.

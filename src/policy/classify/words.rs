@@ -117,24 +117,6 @@ impl WordBuilder {
         self.word.text.push_str(source);
     }
 
-    /// Appends an unquoted glob-like segment (extglob pattern) verbatim.
-    pub fn push_glob(&mut self, text: &str) {
-        self.word.glob = true;
-        self.word.text.push_str(text);
-    }
-
-    /// Appends another, already built word (for adjacent nodes that form one shell word).
-    pub fn append(&mut self, other: Word) {
-        if self.word.text.is_empty() && self.word.dyn_segments == 0 {
-            self.word.lead_var = other.lead_var;
-        }
-        self.word.text.push_str(&other.text);
-        self.word.dynamic |= other.dynamic;
-        self.word.glob |= other.glob;
-        self.word.brace |= other.brace;
-        self.word.dyn_segments = self.word.dyn_segments.saturating_add(other.dyn_segments);
-    }
-
     pub fn finish(self) -> Word {
         self.word
     }
