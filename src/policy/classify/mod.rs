@@ -180,7 +180,9 @@ pub fn parser_reading(command: &str) -> Result<Vec<Vec<Option<String>>>, String>
         .map(|p| {
             p.words
                 .iter()
-                .map(|w| (!w.dynamic && !w.glob).then(|| w.text.clone()))
+                .map(|w| {
+                    (!w.dynamic && !w.glob && !w.text.starts_with('~')).then(|| w.text.clone())
+                })
                 .collect()
         })
         .collect())
