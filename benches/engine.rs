@@ -5,6 +5,7 @@
 //! notes, never into tests.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -21,7 +22,11 @@ fn percentiles(mut samples: Vec<f64>) -> (f64, f64) {
 }
 
 /// Time `f` in batches (a single call is below the clock's resolution) and report per call.
+/// `BENCH_FILTER=classify` measures only the figures whose name contains it (for profiling).
 fn measure(name: &str, goal_us: f64, mut f: impl FnMut()) {
+    if std::env::var("BENCH_FILTER").is_ok_and(|only| !name.contains(&only)) {
+        return;
+    }
     for _ in 0..2000 {
         f();
     }
@@ -66,6 +71,7 @@ fn main() {
     std::fs::create_dir_all(&paths.config_dir).unwrap();
     std::fs::write(paths.global_rules(), thousand_rules()).unwrap();
     let mut config = EngineConfig::new(root.clone(), paths);
+    config.supervisor_exe = PathBuf::from(env!("CARGO_BIN_EXE_ground-link"));
     config.audit = false;
     let engine = Engine::new(config, Arc::new(DenyApprover { reason: None })).unwrap();
     assert_eq!(
@@ -171,6 +177,7 @@ fn main() {
         std::fs::write(root.join("data.txt"), "x".repeat(4000) + "\n").unwrap();
         let mut config =
             EngineConfig::new(root.clone(), ConfigPaths::under(&base.path().join("call")));
+        config.supervisor_exe = PathBuf::from(env!("CARGO_BIN_EXE_ground-link"));
         config.audit = true;
         let engine = Engine::new(config, Arc::new(DenyApprover { reason: None })).unwrap();
         let rt = tokio::runtime::Builder::new_current_thread()

@@ -32,6 +32,8 @@ const PROBE_OK: &str = "ground-link: namespaces ok";
 /// Set to anything non-empty to force the "namespaces unavailable" path (tests; packagers on
 /// kernels that misreport). It can only make ground-link stricter: every `exec_cmd` asks.
 pub const NO_NAMESPACES_ENV: &str = "GROUND_LINK_NO_NAMESPACES";
+/// Set in the namespace probe's environment (see [`status`]).
+const PROBING_ENV: &str = "GROUND_LINK_PROBING_NAMESPACES";
 
 /// What an `exec_cmd` child may see and reach.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -285,8 +287,18 @@ pub fn status(supervisor_exe: &Path) -> Result<(), String> {
     if let Some((_, r)) = cache.iter().find(|(p, _)| p == supervisor_exe) {
         return r.clone();
     }
+    // A binary that does not answer the probe (one that never calls `run_probe_if_asked`)
+    // would run its whole `main` again, build an engine and probe again: a fork bomb. The
+    // probe's own environment says it is one, so such a child refuses to probe further.
+    if std::env::var_os(PROBING_ENV).is_some() {
+        return Err(format!(
+            "{} does not answer the namespace probe; point supervisor_exe at ground-link",
+            supervisor_exe.display()
+        ));
+    }
     let result = match std::process::Command::new(supervisor_exe)
         .arg(PROBE_ARG)
+        .env(PROBING_ENV, "1")
         .stdin(std::process::Stdio::null())
         .output()
     {

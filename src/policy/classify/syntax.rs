@@ -152,6 +152,7 @@ fn read_here(src: &str) -> Result<Syntax, String> {
             out: Syntax::default(),
             options: options(),
             src: String::new(),
+            ascii: true,
             nest: 0,
         };
         r.program(src, 0)?;
@@ -205,6 +206,8 @@ struct Reader {
     options: ParserOptions,
     /// The text being read (a substitution's body while its commands are read).
     src: String,
+    /// Whether `src` is ASCII, where character positions are byte offsets.
+    ascii: bool,
     nest: u32,
 }
 
@@ -219,11 +222,13 @@ impl Reader {
             .parse_program()
             .map_err(|e| format!("the shell parser could not read the command: {e}"))?;
         let outer = std::mem::replace(&mut self.src, src.to_owned());
+        let outer_ascii = std::mem::replace(&mut self.ascii, src.is_ascii());
         let walked = program
             .complete_commands
             .iter()
             .try_for_each(|c| self.list(c, depth));
         self.src = outer;
+        self.ascii = outer_ascii;
         walked
     }
 
@@ -237,7 +242,7 @@ impl Reader {
 
     /// The text between two positions, which count characters.
     fn slice(&self, start: usize, end: usize) -> String {
-        if self.src.is_ascii() {
+        if self.ascii {
             return self.src.get(start..end).unwrap_or("").to_owned();
         }
         self.src
