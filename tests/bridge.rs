@@ -19,20 +19,20 @@ use tokio::sync::mpsc;
 
 use crate::util::Fixture;
 
-const TOKEN: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+pub(crate) const TOKEN: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 const EXT: &str = "chrome-extension://abcdefghijklmnopabcdefghijklmnop";
 
-struct Server {
-    base: String,
-    port: u16,
-    runtime: tokio::runtime::Runtime,
+pub(crate) struct Server {
+    pub(crate) base: String,
+    pub(crate) port: u16,
+    pub(crate) runtime: tokio::runtime::Runtime,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     done: Option<tokio::task::JoinHandle<()>>,
     bridge: Arc<ground_link::bridge::Bridge>,
 }
 
 impl Server {
-    fn start(
+    pub(crate) fn start(
         f: &Fixture,
         approver: Arc<dyn Approver>,
         mode: ApprovalMode,
@@ -107,7 +107,7 @@ impl Server {
         r
     }
 
-    fn shutdown(&mut self) {
+    pub(crate) fn shutdown(&mut self) {
         if let Some(tx) = self.stop.take() {
             let _ = tx.send(());
         }
@@ -117,7 +117,7 @@ impl Server {
     }
 }
 
-fn audit_lines(f: &Fixture) -> Vec<Value> {
+pub(crate) fn audit_lines(f: &Fixture) -> Vec<Value> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(f.paths.audit_dir())
         .unwrap()
@@ -151,7 +151,7 @@ fn count_audit_lines(f: &Fixture) -> usize {
 }
 
 /// Raw HTTP, so the test controls every header (Host included).
-fn raw(port: u16, request: &str) -> (u16, String) {
+pub(crate) fn raw(port: u16, request: &str) -> (u16, String) {
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     s.write_all(request.as_bytes()).unwrap();

@@ -14,6 +14,7 @@ mod exec;
 mod hooks;
 mod isolation;
 mod jail;
+mod mcp;
 mod oracle;
 mod parser;
 mod protect;

@@ -15,6 +15,7 @@
 //! - nothing here answers an approval: the broker asks the host's own approver.
 
 pub mod broker;
+mod mcp;
 pub mod sign;
 pub mod token;
 pub mod wire;
@@ -230,6 +231,7 @@ pub fn router(bridge: Arc<Bridge>) -> Router {
         .route("/tools", get(tools))
         .route("/prompt", get(prompt))
         .route("/events", get(events))
+        .nest_service("/mcp", mcp::service(Arc::clone(&bridge)))
         .fallback(not_found)
         .layer(DefaultBodyLimit::disable())
         .layer(tower_http::limit::RequestBodyLimitLayer::new(MAX_BODY))

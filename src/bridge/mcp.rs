@@ -1,0 +1,188 @@
+//! `/mcp`: the bridge's Model Context Protocol endpoint (DESIGN §8.1), MCP Streamable HTTP from
+//! the official Rust SDK (rmcp), nested in the bridge's router. The bridge's own guard (Host,
+//! Origin, bearer token) runs before rmcp sees a request, and rmcp's Host and Origin checks are
+//! on as well. Every tool call goes through the same engine as `POST /exec`: classification,
+//! rules, the person's approval, hooks, audit, and the same `formatted` result.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::ErrorData as McpError;
+use rmcp::handler::server::ServerHandler;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+
+use super::Bridge;
+use crate::protocol::{CallRequest, CallResult, CallStatus, Source};
+
+/// The header that carries an MCP session's id (Streamable HTTP).
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// The `/mcp` service for `bridge`, to nest in its router.
+pub(crate) fn service(
+    bridge: Arc<Bridge>,
+) -> StreamableHttpService<McpServer, LocalSessionManager> {
+    let port = bridge.port();
+    // The bridge's guard holds requests to these first; rmcp checks them again. No web page
+    // is an allowed origin (a browser extension uses `/exec`, signed), so any request with an
+    // Origin is refused here too.
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts([
+            format!("127.0.0.1:{port}"),
+            format!("localhost:{port}"),
+            format!("[::1]:{port}"),
+        ])
+        .with_allowed_origins(Vec::<String>::new())
+        .enforce_origin_validation()
+        .with_cancellation_token(bridge.closing.child_token());
+    StreamableHttpService::new(
+        move || {
+            Ok(McpServer {
+                bridge: Arc::clone(&bridge),
+            })
+        },
+        Arc::new(LocalSessionManager::default()),
+        config,
+    )
+}
+
+/// One MCP connection's handler: a thin adapter over the bridge's engine.
+#[derive(Clone)]
+pub(crate) struct McpServer {
+    bridge: Arc<Bridge>,
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(
+                "ground-link",
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_instructions(
+                "ground-link runs tools on the person's files inside one sandbox folder. Calls \
+                 that are not read-only ask the person first; a denied call says why.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let tools = crate::tools::registry().iter().map(tool).collect();
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let name = request.name.to_string();
+        if !crate::tools::registry()
+            .iter()
+            .any(|t| t.name.as_str() == name)
+        {
+            // A protocol error, as MCP asks for an unknown tool (the engine would answer a
+            // web chat's unknown tool with a result the model reads).
+            return Err(McpError::invalid_params(
+                format!(
+                    "no tool {name:?}; the tools are listed by tools/list: {}",
+                    crate::tools::registry()
+                        .iter()
+                        .map(|t| t.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                None,
+            ));
+        }
+        let call = CallRequest {
+            name,
+            args: request.arguments.unwrap_or_default(),
+            reason: None,
+            session: Some(session_of(&context)),
+            call_id: Some(crate::engine::new_call_id()),
+            wait_ms: None,
+            reply: None,
+        };
+        let result = self.run(call, &context).await;
+        let content = vec![ContentBlock::text(result.formatted.clone())];
+        Ok(CallToolResponse::Complete(match result.status {
+            CallStatus::Success => CallToolResult::success(content),
+            _ => CallToolResult::error(content),
+        }))
+    }
+}
+
+impl McpServer {
+    /// Runs one call through the broker, like `POST /exec`: a client's cancellation
+    /// (`notifications/cancelled`) withdraws a question still waiting for the person.
+    async fn run(&self, call: CallRequest, context: &RequestContext<RoleServer>) -> CallResult {
+        let id = call.call_id.clone().unwrap_or_default();
+        let broker = Arc::clone(self.bridge.broker());
+        let completion = match broker.begin(&id) {
+            Ok(c) => c,
+            Err(e) => return crate::reply::not_run_result(&id, &call.name, &e.to_string()),
+        };
+        let engine = Arc::clone(self.bridge.engine());
+        tokio::spawn(async move {
+            let result = engine.call(call, Source::Mcp).await;
+            completion.finish(result);
+        });
+        let wait = broker.wait(&id, Duration::MAX);
+        tokio::pin!(wait);
+        let result = tokio::select! {
+            r = &mut wait => r,
+            () = context.ct.cancelled() => {
+                broker.cancel(&id);
+                broker.wait(&id, Duration::MAX).await
+            }
+        };
+        broker.forget(&id);
+        result.flatten().unwrap_or_else(|| {
+            crate::reply::not_run_result(&id, "call", "the bridge is shutting down; try again")
+        })
+    }
+}
+
+/// Whose "allow for this conversation" a call can use: its MCP session, or one shared by
+/// every stateless call of the token.
+fn session_of(context: &RequestContext<RoleServer>) -> String {
+    let id = context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|p| p.headers.get(SESSION_HEADER))
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| !v.is_empty() && v.len() <= 128);
+    match id {
+        Some(id) => format!("mcp:{id}"),
+        None => "mcp:stateless".to_owned(),
+    }
+}
+
+/// A sandbox tool as MCP lists it: the same schema and hints as `GET /tools`.
+fn tool(spec: &crate::tools::ToolSpec) -> Tool {
+    let schema = match &spec.input_schema {
+        serde_json::Value::Object(map) => map.clone(),
+        _ => serde_json::Map::new(),
+    };
+    let mut annotations = ToolAnnotations::new()
+        .read_only(spec.annotations.read_only_hint)
+        .destructive(spec.annotations.destructive_hint);
+    annotations.idempotent_hint = Some(spec.annotations.idempotent_hint);
+    annotations.open_world_hint = Some(spec.annotations.open_world_hint);
+    Tool::new(
+        spec.name.as_str(),
+        spec.description.clone(),
+        Arc::new(schema),
+    )
+    .with_annotations(annotations)
+}

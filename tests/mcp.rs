@@ -1,0 +1,199 @@
+//! Suite: `/mcp` with the official Rust MCP client (rmcp) over real HTTP — the tool list, calls
+//! through the same engine as `POST /exec` (denials, catastrophic commands, audit), and the
+//! guards that keep web pages and token-less clients out.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ground_link::approval::DenyApprover;
+use ground_link::protocol::ApprovalMode;
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, ClientConfig, ContentBlock};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use serde_json::json;
+
+use crate::bridge::{Server, TOKEN, audit_lines, raw};
+use crate::util::Fixture;
+
+fn text_of(content: &[ContentBlock]) -> String {
+    content
+        .iter()
+        .filter_map(|c| match c {
+            ContentBlock::Text(t) => Some(t.text.clone()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn args(v: serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
+    match v {
+        serde_json::Value::Object(m) => m,
+        _ => unreachable!("arguments are an object"),
+    }
+}
+
+#[test]
+fn an_mcp_client_lists_the_tools_and_every_call_goes_through_the_engine() {
+    let f = Fixture::new();
+    std::fs::write(f.root.join("notes.txt"), "hello from the sandbox\n").unwrap();
+    let mut server = Server::start(
+        &f,
+        Arc::new(DenyApprover {
+            reason: Some("not now".into()),
+        }),
+        ApprovalMode::Ask,
+        Duration::from_secs(5),
+    );
+    let url = format!("{}/mcp", server.base);
+    server.runtime.block_on(async {
+        let transport = StreamableHttpClientTransport::from_config(
+            StreamableHttpClientTransportConfig::with_uri(url).auth_header(TOKEN),
+        );
+        let client = ClientConfig::default().serve(transport).await.unwrap();
+
+        // The seven sandbox tools, with the hints `GET /tools` gives.
+        let tools = client.list_all_tools().await.unwrap();
+        let mut names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
+        names.sort();
+        let mut want: Vec<String> = ground_link::tools::registry()
+            .iter()
+            .map(|t| t.name.as_str().to_owned())
+            .collect();
+        want.sort();
+        assert_eq!(names, want);
+        let read = tools.iter().find(|t| t.name == "read_file").unwrap();
+        assert_eq!(
+            read.annotations.as_ref().and_then(|a| a.read_only_hint),
+            Some(true)
+        );
+        assert!(read.input_schema.contains_key("properties"), "{read:?}");
+
+        // A safe read runs and comes back formatted, as on every other path.
+        let r = client
+            .call_tool(
+                CallToolRequestParams::new("read_file")
+                    .with_arguments(args(json!({"path": "notes.txt"}))),
+            )
+            .await
+            .unwrap();
+        let text = text_of(&r.content);
+        assert_ne!(r.is_error, Some(true), "{text}");
+        assert!(text.contains("hello from the sandbox"), "{text}");
+        assert!(text.contains("<tool_result"), "{text}");
+
+        // A write asks the person; the answer here is no, with a reason the model reads.
+        let r = client
+            .call_tool(
+                CallToolRequestParams::new("write_file")
+                    .with_arguments(args(json!({"path": "new.txt", "content": "x"}))),
+            )
+            .await
+            .unwrap();
+        let text = text_of(&r.content);
+        assert_eq!(r.is_error, Some(true), "{text}");
+        assert!(text.contains("not now"), "{text}");
+        assert!(!f.root.join("new.txt").exists());
+
+        // A catastrophic command is denied without a question, however it is asked for.
+        let marker = f.root.join("src");
+        std::fs::create_dir_all(&marker).unwrap();
+        let r = client
+            .call_tool(
+                CallToolRequestParams::new("exec_cmd")
+                    .with_arguments(args(json!({"command": "echo ${a:-`rm -rf ~ src`}"}))),
+            )
+            .await
+            .unwrap();
+        assert_eq!(r.is_error, Some(true), "{}", text_of(&r.content));
+        assert!(marker.exists());
+
+        // An unknown tool is a protocol error naming the tools there are.
+        let e = client
+            .call_tool(CallToolRequestParams::new("format_disk"))
+            .await
+            .unwrap_err();
+        assert!(e.to_string().contains("read_file"), "{e}");
+
+        // Bad arguments reach the engine, which says what is wrong.
+        let r = client
+            .call_tool(
+                CallToolRequestParams::new("read_file").with_arguments(args(json!({"path": 7}))),
+            )
+            .await
+            .unwrap();
+        assert_eq!(r.is_error, Some(true));
+        assert!(
+            text_of(&r.content).contains("path"),
+            "{}",
+            text_of(&r.content)
+        );
+
+        let _ = client.cancel().await;
+    });
+    server.shutdown();
+    // Each call the engine saw is audited, as coming from MCP.
+    let lines = audit_lines(&f);
+    let from_mcp: Vec<_> = lines
+        .iter()
+        .filter(|l| l["source"] == "mcp")
+        .map(|l| l["tool"].as_str().unwrap_or("").to_owned())
+        .collect();
+    for tool in ["read_file", "write_file", "exec_cmd"] {
+        assert!(
+            from_mcp.iter().any(|t| t == tool),
+            "{tool} not audited as mcp: {lines:?}"
+        );
+    }
+}
+
+#[test]
+fn web_pages_and_clients_without_the_token_cannot_use_mcp() {
+    let f = Fixture::new();
+    let mut server = Server::start(
+        &f,
+        Arc::new(DenyApprover { reason: None }),
+        ApprovalMode::Ask,
+        Duration::from_secs(5),
+    );
+    let port = server.port;
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}"#;
+    let request = |headers: &str| {
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\n{headers}Content-Length: {}\r\n\
+             Connection: close\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    // No token.
+    let (code, text) = raw(port, &request(""));
+    assert_eq!(code, 401, "{text}");
+    // A wrong token.
+    let (code, _) = raw(port, &request("Authorization: Bearer nope\r\n"));
+    assert_eq!(code, 401);
+    // A web page, even one that somehow holds the token.
+    for origin in ["https://evil.example", "null", "http://127.0.0.1:8000"] {
+        let (code, text) = raw(
+            port,
+            &request(&format!(
+                "Authorization: Bearer {TOKEN}\r\nOrigin: {origin}\r\n"
+            )),
+        );
+        assert_eq!(code, 403, "{origin}: {text}");
+    }
+    // DNS rebinding: a foreign Host.
+    let rebound = request(&format!("Authorization: Bearer {TOKEN}\r\n"))
+        .replace(&format!("Host: 127.0.0.1:{port}"), "Host: evil.example");
+    let (code, _) = raw(port, &rebound);
+    assert_eq!(code, 403);
+    // The token alone, as an MCP client sends it: served.
+    let (code, text) = raw(
+        port,
+        &request(&format!("Authorization: Bearer {TOKEN}\r\n")),
+    );
+    assert_eq!(code, 200, "{text}");
+    assert!(text.contains("ground-link"), "{text}");
+    server.shutdown();
+}
