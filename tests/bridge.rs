@@ -745,7 +745,7 @@ fn fifty_concurrent_appends_lose_nothing() {
 }
 
 /// Never answers: only timeouts, cancels and shutdown end its questions.
-struct Silent;
+pub(crate) struct Silent;
 
 #[async_trait]
 impl Approver for Silent {

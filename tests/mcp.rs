@@ -197,3 +197,57 @@ fn web_pages_and_clients_without_the_token_cannot_use_mcp() {
     assert!(text.contains("ground-link"), "{text}");
     server.shutdown();
 }
+
+#[test]
+fn a_cancelled_mcp_call_withdraws_its_question() {
+    let f = Fixture::new();
+    // Nobody ever answers: only the client's cancellation can end the question in time.
+    let mut server = Server::start(
+        &f,
+        Arc::new(crate::bridge::Silent),
+        ApprovalMode::Ask,
+        Duration::from_secs(120),
+    );
+    let url = format!("{}/mcp", server.base);
+    let started = std::time::Instant::now();
+    server.runtime.block_on(async {
+        let transport = StreamableHttpClientTransport::from_config(
+            StreamableHttpClientTransportConfig::with_uri(url).auth_header(TOKEN),
+        );
+        let client = ClientConfig::default().serve(transport).await.unwrap();
+        let request = rmcp::model::ClientRequest::CallToolRequest(rmcp::model::Request::new(
+            CallToolRequestParams::new("write_file")
+                .with_arguments(args(json!({"path": "late.txt", "content": "x"}))),
+        ));
+        let handle = client
+            .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        handle
+            .cancel(Some("the person closed the chat".into()))
+            .await
+            .unwrap();
+        // The engine records the withdrawn question as a denial.
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let denied = audit_lines(&f)
+                .iter()
+                .any(|l| l["tool"] == "write_file" && l["source"] == "mcp");
+            if denied || std::time::Instant::now() > deadline {
+                assert!(denied, "no audit line for the cancelled call");
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let _ = client.cancel().await;
+    });
+    assert!(started.elapsed() < Duration::from_secs(60));
+    assert!(!f.root.join("late.txt").exists());
+    let line = audit_lines(&f)
+        .into_iter()
+        .find(|l| l["tool"] == "write_file")
+        .unwrap();
+    assert_ne!(line["status"], "success", "{line}");
+    server.shutdown();
+}
