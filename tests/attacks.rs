@@ -398,3 +398,31 @@ fn reads_outside_the_root_and_into_git_by_indirect_means_ask() {
     .unwrap();
     assert_eq!(check(&f), "ask");
 }
+
+#[test]
+fn what_a_red_team_found_in_the_brush_parser_reader_never_runs_unasked() {
+    let f = Fixture::new();
+    std::fs::write(f.root.join("README.md"), "hello\n").unwrap();
+    nothing_runs(
+        &f,
+        &[
+            // Here-documents that end earlier for bash than for brush-parser.
+            "cat <<EOF\nEO\\\nF\ntouch {m}\nEOF",
+            "cat <<'E\\OF'\nE\\OF\ntouch {m}\nEOF",
+            "cat <<\"E\\OF\"\nE\\OF\ntouch {m}\nEOF",
+            "cat <<$'EOF'\nEOF\ntouch {m}\n$EOF",
+            // `\"` inside backquotes inside double quotes.
+            "echo \"`echo \\\"'\\\"; touch {m}; echo \\\"'\\\"`\"",
+            // Arrays a declaration re-reads, and keys evaluated as arithmetic.
+            "declare -a 'x=($(touch {m}))'",
+            "declare -a x='([0]=$(touch {m}))'",
+            "x='b[$(touch {m})]'; a=([x]=1)",
+            // An action after `--` that starts with `-`; a pager inside an option cluster.
+            "trap -- '-x; touch {m}' EXIT",
+            "git grep -iO'touch {m}' hello",
+        ],
+    );
+    // Controls: the plain spellings still run without a question.
+    control_runs(&f, "cat <<'EOF'\nhello\nEOF\ntouch {m}");
+    control_runs(&f, "declare -a x=(1 2 3); touch {m}");
+}

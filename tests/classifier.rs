@@ -296,6 +296,13 @@ fn deep_nesting_cases() {
             );
         }
     }
+    // `[[ a && a && … ]]` recurses once per operator in brush-parser (1,200 overflowed a
+    // 2 MiB worker thread); a long `&&` chain is refused rather than read.
+    for n in [300, 1500, 40_000] {
+        let test = format!("[[ {} ]]; rm -rf ~", vec!["a"; n].join(" && "));
+        let a = sb.classify(&test);
+        assert!(a.catastrophic.is_some(), "{n} operators: {:?}", a.reasons);
+    }
     let chain = vec!["ls"; 800].join(" && ");
     let a = sb.classify(&chain);
     assert_ne!(a.risk, Risk::Safe);

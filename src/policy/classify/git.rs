@@ -431,14 +431,16 @@ impl Analyzer {
                 }
             } else if long(name, "--ext-diff") {
                 acc.raise(Moderate, "git --ext-diff runs an external diff program");
-            } else if long(name, "--open-files-in-pager") || (sub == "grep" && t.starts_with("-O"))
+            } else if long(name, "--open-files-in-pager")
+                || (sub == "grep" && grep_pager_in_cluster(t).is_some())
             {
                 acc.raise(Moderate, "git grep -O opens files in a pager program");
-                // The value is a shell command: judge it as one (`--op='rm -rf ~;:'`).
-                let program = t
-                    .split_once('=')
-                    .map(|(_, v)| v)
-                    .or_else(|| t.strip_prefix("-O").filter(|v| !v.is_empty()));
+                // The value is a shell command: judge it as one (`--op='rm -rf ~;:'`, `-iOcmd`).
+                let program = if t.starts_with("--") {
+                    t.split_once('=').map(|(_, v)| v)
+                } else {
+                    grep_pager_in_cluster(t).filter(|v| !v.is_empty())
+                };
                 if let Some(program) = program {
                     self.script(program, 1);
                 }
@@ -491,4 +493,19 @@ fn dynamic_word(text: &str) -> Word {
     let mut b = super::words::WordBuilder::default();
     b.push_dynamic(text, None);
     b.finish()
+}
+
+/// In a cluster of `git grep` short options (`-iO'cmd'`, `-nOcmd`), what follows `-O`: the
+/// pager program. A value-taking option before it (`-e`, `-f`, `-A`, `-B`, `-C`, `-m`) takes
+/// the rest of the cluster as its value instead.
+fn grep_pager_in_cluster(t: &str) -> Option<&str> {
+    let cluster = t.strip_prefix('-').filter(|c| !c.starts_with('-'))?;
+    for (i, c) in cluster.char_indices() {
+        match c {
+            'O' => return Some(&cluster[i + 1..]),
+            'e' | 'f' | 'A' | 'B' | 'C' | 'm' => return None,
+            _ => {}
+        }
+    }
+    None
 }

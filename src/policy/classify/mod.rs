@@ -385,11 +385,12 @@ impl Analyzer {
                 self.flag(risk, format!("sets {name}, {why}"));
             }
         }
-        // Variables this command line sets are its own (a secret copied into one was
-        // expanded, and flagged, where it was read); any other one comes from the
-        // environment, where secrets live.
-        for name in &syn.variables {
-            if !tables::harmless_var(name) && !syn.assigned.contains(name) {
+        // A variable this command line gave a value before expanding it is its own (a secret
+        // copied into one was expanded, and flagged, where it was read); any other one comes
+        // from the environment, where secrets live.
+        for (name, at) in &syn.variables {
+            let own = syn.own.iter().any(|(n, set)| n == name && set < at);
+            if !tables::harmless_var(name) && !own {
                 self.flag(
                     Risk::Moderate,
                     format!(

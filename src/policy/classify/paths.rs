@@ -294,6 +294,11 @@ impl Jail {
                 if glob_match(&name, "..") {
                     return Some(false);
                 }
+                // POSIX classes, collating symbols and equivalence classes (`[[:lower:]]`)
+                // are not in the matcher below: it cannot tell what bash would expand.
+                if name.contains("[:") || name.contains("[.") || name.contains("[=") {
+                    return None;
+                }
                 for dir in &current {
                     let Ok(rd) = fs::read_dir(dir) else {
                         continue;

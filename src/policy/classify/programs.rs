@@ -605,6 +605,15 @@ impl Analyzer {
             return;
         }
         if let Some(r) = reader(name) {
+            // xxd takes long options after one dash (`-cols 16`): spell them as the short
+            // ones the table knows, so the output file is still the second operand.
+            let xxd;
+            let args = if name == "xxd" {
+                xxd = xxd_args(args);
+                &xxd[..]
+            } else {
+                args
+            };
             self.reader(acc, name, &r, args);
             return;
         }
@@ -763,10 +772,12 @@ impl Analyzer {
                 if changes {
                     for a in args.iter().filter(|a| !a.is_option()) {
                         match a.text.as_str() {
-                            // Glob and match options change no command's meaning.
-                            "nullglob" | "failglob" | "globstar" | "dotglob" | "nocaseglob"
-                            | "nocasematch" | "extglob" | "globasciiranges" | "pipefail"
-                            | "errexit" | "nounset" => {}
+                            // These change no command's meaning. Options that make globs
+                            // match more (`nocaseglob`, `dotglob`, `globstar`...) are not
+                            // here: the classifier's own matcher would then miss names bash
+                            // expands to, a symlink out of the root among them.
+                            "nullglob" | "failglob" | "extglob" | "pipefail" | "errexit"
+                            | "nounset" => {}
                             "expand_aliases" => acc.raise(
                                 Dangerous,
                                 "shopt -s expand_aliases lets an alias make any name run anything",
@@ -834,12 +845,12 @@ impl Analyzer {
             }
             "trap" => {
                 // `trap -- CMD SIG`: the action follows the end of options.
-                let args = match args.first() {
-                    Some(a) if a.text == "--" => &args[1..],
-                    _ => args,
+                let (args, ended) = match args.first() {
+                    Some(a) if a.text == "--" => (&args[1..], true),
+                    _ => (args, false),
                 };
                 if let (Some(action), true) = (args.first(), args.len() >= 2) {
-                    if !action.is_option() && !action.text.is_empty() {
+                    if (ended || !action.is_option()) && !action.text.is_empty() {
                         acc.raise(Moderate, "trap runs a command later, when a signal arrives");
                         let a = action.text.clone();
                         self.script(&a, depth + 1);
@@ -2082,6 +2093,45 @@ fn join_words(words: &[Word]) -> String {
         .map(|w| w.text.as_str())
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// xxd's words with its single-dash long options (`-cols`, `-len`, `-seek`...) written as the
+/// short ones (`-c`, `-l`, `-s`): xxd accepts any prefix of the long names after one dash.
+fn xxd_args(args: &[Word]) -> Vec<Word> {
+    const LONG: &[(&str, &str)] = &[
+        ("cols", "-c"),
+        ("groupsize", "-g"),
+        ("len", "-l"),
+        ("offset", "-o"),
+        ("seek", "-s"),
+        ("name", "-n"),
+        ("autoskip", "-a"),
+        ("bits", "-b"),
+        ("capitalize", "-C"),
+        ("EBCDIC", "-E"),
+        ("include", "-i"),
+        ("postscript", "-p"),
+        ("plain", "-p"),
+        ("ps", "-p"),
+        ("revert", "-r"),
+        ("version", "-v"),
+        ("help", "-h"),
+    ];
+    args.iter()
+        .map(|w| {
+            let Some(body) = w
+                .text
+                .strip_prefix('-')
+                .filter(|b| b.len() > 1 && !b.starts_with('-'))
+            else {
+                return w.clone();
+            };
+            match LONG.iter().find(|(long, _)| long.starts_with(body)) {
+                Some((_, short)) if !w.dynamic => Word::literal(short),
+                _ => w.clone(),
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -116,11 +116,16 @@ pub(crate) struct Syntax {
     pub fork_bombs: Vec<String>,
     /// Constructs that can run code no static reading follows, each with why.
     pub unmodeled: Vec<String>,
-    /// Every parameter expanded anywhere (`HOME`, `1`, `@`; `!x` for an indirect one).
-    pub variables: Vec<String>,
-    /// Every variable the command line sets itself: assignments, `for`, `read`, `mapfile`,
-    /// `getopts`, `printf -v`.
+    /// Every parameter expanded anywhere (`HOME`, `1`, `@`; `!x` for an indirect one), with
+    /// when it is expanded (an order of events that follows bash's).
+    pub variables: Vec<(String, usize)>,
+    /// Every variable the command line names as one to set, declare or unset: `X=1`, `for`,
+    /// `read`, `mapfile`, `getopts`, `printf -v`, `export X`...
     pub assigned: Vec<String>,
+    /// Variables the command line gives a value of its own, and when: a later expansion of one
+    /// is not the environment's. Not prefix assignments (`X=1 cmd` sets X for cmd alone), not
+    /// `export X`/`unset X`/`test -v X`, not inside function bodies (they may never run).
+    pub own: Vec<(String, usize)>,
     /// Arithmetic that names variables: already not safe, and scanned crudely for catastrophic
     /// commands too (brush-parser reads `( ( rm -rf ~ ) )` as arithmetic; bash as subshells).
     pub arithmetic: Vec<String>,
@@ -152,6 +157,8 @@ fn read_here(src: &str) -> Result<Syntax, String> {
             out: Syntax::default(),
             options: options(),
             src: String::new(),
+            seq: 0,
+            in_function: 0,
             ascii: true,
             nest: 0,
         };
@@ -198,7 +205,9 @@ fn openers(src: &str) -> usize {
         .bytes()
         .filter(|b| matches!(b, b'(' | b'{' | b'[' | b'`'))
         .count();
-    keywords + brackets
+    // Inside `[[ ]]` each `&&` and `||` is a level of brush-parser's recursion.
+    let operators = src.matches("&&").count() + src.matches("||").count();
+    keywords + brackets + operators
 }
 
 struct Reader {
@@ -206,6 +215,10 @@ struct Reader {
     options: ParserOptions,
     /// The text being read (a substitution's body while its commands are read).
     src: String,
+    /// The order of variable events so far (see [`Syntax::variables`]).
+    seq: usize,
+    /// How many function bodies enclose what is being read.
+    in_function: u32,
     /// Whether `src` is ASCII, where character positions are byte offsets.
     ascii: bool,
     nest: u32,
@@ -359,7 +372,10 @@ impl Reader {
             Command::Function(f) => {
                 let name = self.word(&f.fname.value, depth)?.text;
                 let start = self.out.parts.len();
-                self.compound(&f.body.0, depth)?;
+                self.in_function += 1;
+                let body = self.compound(&f.body.0, depth);
+                self.in_function -= 1;
+                body?;
                 self.redirected(start, f.body.1.as_ref(), c, depth)?;
                 let recursive = self.out.parts[start..].iter().any(|p| {
                     p.kind == RawKind::Command
@@ -437,7 +453,6 @@ impl Reader {
             CompoundCommand::BraceGroup(b) => self.list(&b.list, depth),
             CompoundCommand::Subshell(s) => self.list(&s.list, depth),
             CompoundCommand::ForClause(f) => {
-                self.out.assigned.push(f.variable_name.clone());
                 // `for d in a b c`: records `d=a`, `d=b`, `d=c` for variable tracking.
                 let mut bind = RawPart::new(RawKind::Bind, String::new(), self.nest);
                 for w in f.values.iter().flatten() {
@@ -451,6 +466,8 @@ impl Reader {
                 if !bind.assigns.is_empty() {
                     self.out.parts.push(bind);
                 }
+                self.out.assigned.push(f.variable_name.clone());
+                self.own(&f.variable_name);
                 self.list(&f.body.list, depth)
             }
             CompoundCommand::CaseClause(cc) => {
@@ -515,11 +532,13 @@ impl Reader {
         let mut stdin = None;
         // Commands inside words (`$(..)`) are read as the words are, and land after this part.
         let at = self.out.parts.len();
+        // `X=1` alone sets X for what follows; `X=1 cmd` only for cmd.
+        let alone = s.word_or_name.is_none();
         for item in s.prefix.iter().flat_map(|p| &p.0) {
             match item {
                 CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
-                    self.assignment(a, depth)?;
                     let w = self.word(&w.value, depth)?;
+                    self.assignment(a, alone, depth)?;
                     part.assigns.push(w);
                 }
                 other => self.item(other, &mut part, &mut stdin, depth)?,
@@ -543,7 +562,10 @@ impl Reader {
                 CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
                     let word = self.word(&w.value, depth)?;
                     if declaration {
-                        self.assignment(a, depth)?;
+                        self.assignment(a, true, depth)?;
+                        if matches!(a.value, ast::AssignmentValue::Scalar(_)) {
+                            self.rereads_array(&word);
+                        }
                         part.assigns.push(word);
                     } else {
                         part.words.push(word);
@@ -552,6 +574,9 @@ impl Reader {
                 }
                 CommandPrefixOrSuffixItem::Word(w) => {
                     let word = self.word(&w.value, depth)?;
+                    if declaration {
+                        self.rereads_array(&word);
+                    }
                     part.words.push(word);
                     sources.push(&w.value);
                 }
@@ -593,8 +618,8 @@ impl Reader {
                 Ok(())
             }
             CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
-                self.assignment(a, depth)?;
                 let w = self.word(&w.value, depth)?;
+                self.assignment(a, false, depth)?;
                 part.assigns.push(w);
                 Ok(())
             }
@@ -640,6 +665,11 @@ impl Reader {
                 .map(|w| w[1])
                 .collect()
         };
+        // Builtins that give the names a value of the command line's own.
+        let gives_value = matches!(
+            name,
+            "read" | "mapfile" | "readarray" | "getopts" | "printf" | "wait"
+        );
         let names: Vec<Option<&str>> = match name {
             "read" | "mapfile" | "readarray" | "getopts" | "unset" | "local" | "declare"
             | "typeset" | "export" | "readonly" => args
@@ -705,32 +735,105 @@ impl Reader {
                 None => n,
             };
             if printing {
-                self.out.variables.push(base.to_owned());
+                self.variable(base);
             } else {
                 self.out.assigned.push(base.to_owned());
+                if gives_value {
+                    self.own(base);
+                }
             }
         }
         Ok(())
     }
 
-    fn assignment(&mut self, a: &ast::Assignment, depth: u32) -> Result<(), String> {
-        match &a.name {
-            ast::AssignmentName::VariableName(n) => self.out.assigned.push(n.clone()),
+    /// Records an assignment (its value was read already, as bash evaluates it first); `sets`
+    /// when it gives the variable a value for what follows.
+    fn assignment(&mut self, a: &ast::Assignment, sets: bool, depth: u32) -> Result<(), String> {
+        let name = match &a.name {
+            ast::AssignmentName::VariableName(n) => n,
             ast::AssignmentName::ArrayElementName(n, index) => {
-                self.out.assigned.push(n.clone());
                 self.arithmetic(index, depth)?;
+                n
             }
-        }
+        };
         if let ast::AssignmentValue::Array(items) = &a.value {
-            // The value words are read with the whole assignment word; keys are arithmetic
-            // for indexed arrays, words for associative ones: either way they are read.
+            // `a=([k]=v)`: bash evaluates an indexed array's keys as arithmetic (an
+            // associative array's as words; which one is only known at run time).
             for (k, _) in items {
                 if let Some(k) = k {
                     self.word(&k.value, depth)?;
+                    self.arithmetic(&k.value, depth)?;
                 }
             }
         }
+        self.out.assigned.push(name.clone());
+        if sets {
+            self.own(name);
+        }
         Ok(())
+    }
+
+    /// A declaration builtin re-reads an argument of the form `x=(…)` as a compound assignment,
+    /// quoted or not (`declare -a 'x=($(cmd))'` runs cmd): such text is not followed here.
+    fn rereads_array(&mut self, word: &Word) {
+        let rereads = match word.text.split_once('=') {
+            Some((_, value)) => value.starts_with('('),
+            None => false,
+        };
+        if rereads {
+            self.out.unmodeled.push(format!(
+                "`{}` is re-read by the declaration as an array assignment, which can run \
+                 commands inside it; write the array unquoted (`x=(a b)`)",
+                word.text
+            ));
+        }
+    }
+
+    /// Where brush-parser may end a here-document on another line than bash does, the rest of
+    /// the document could be commands bash runs: such documents are not followed here. bash
+    /// removes quotes and backslashes from the end word as from any word, decoding `$'…'`
+    /// (brush-parser only drops them), and with an unquoted end word it joins lines ending in
+    /// a backslash before comparing (brush-parser compares raw lines).
+    fn here_end(&mut self, doc: &ast::IoHereDocument) {
+        let tag = doc.here_end.value.as_str();
+        let plain = |t: &str| {
+            !t.is_empty()
+                && t.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '!'))
+        };
+        let simple = plain(tag)
+            || [('\'', '\''), ('"', '"')].iter().any(|(open, close)| {
+                tag.strip_prefix(*open)
+                    .and_then(|t| t.strip_suffix(*close))
+                    .is_some_and(plain)
+            })
+            || tag.strip_prefix('\\').is_some_and(plain);
+        if !simple {
+            self.out.unmodeled.push(format!(
+                "the here-document's end word `{tag}` is quoted in a way bash and ground-link \
+                 may read differently; end it with a plain word like EOF or 'EOF'"
+            ));
+        } else if doc.requires_expansion && doc.doc.value.contains("\\\n") {
+            self.out.unmodeled.push(
+                "a line of the here-document ends in a backslash, which joins it to the next \
+                 line when bash looks for the end word; quote the end word ('EOF')"
+                    .to_owned(),
+            );
+        }
+    }
+
+    /// Notes an expansion of `name`, in order.
+    fn variable(&mut self, name: &str) {
+        self.seq += 1;
+        self.out.variables.push((name.to_owned(), self.seq));
+    }
+
+    /// Notes that the command line gives `name` a value of its own from here on.
+    fn own(&mut self, name: &str) {
+        if self.in_function == 0 {
+            self.seq += 1;
+            self.out.own.push((name.to_owned(), self.seq));
+        }
     }
 
     /// Reads one redirection into `out` (or, for here-documents and here-strings, `stdin`).
@@ -775,6 +878,7 @@ impl Reader {
                 out.push(Redirect { kind, target });
             }
             IoRedirect::HereDocument(_, doc) => {
+                self.here_end(doc);
                 if doc.requires_expansion {
                     let pieces = word::parse_heredoc(&doc.doc.value, &self.options)
                         .map_err(|e| format!("a here-document could not be read: {e}"))?;
@@ -804,6 +908,11 @@ impl Reader {
     }
 
     fn test_expr(&mut self, e: &ExtendedTestExpr, depth: u32) -> Result<(), String> {
+        if depth > MAX_DEPTH {
+            return Err(format!(
+                "a [[ ]] test nests more than {MAX_DEPTH} levels deep; split it up"
+            ));
+        }
         match e {
             ExtendedTestExpr::And(a, b) | ExtendedTestExpr::Or(a, b) => {
                 self.test_expr(a, depth + 1)?;
@@ -930,7 +1039,7 @@ impl Reader {
                         .strip_prefix('`')
                         .and_then(|s| s.strip_suffix('`'))
                         .unwrap_or(piece_src);
-                    self.command_substitution(&unescape_backquoted(raw), depth)?;
+                    self.command_substitution(&unescape_backquoted(raw, quoted), depth)?;
                 }
                 WordPiece::ArithmeticExpression(e) => {
                     b.push_dynamic(piece_src, None);
@@ -957,7 +1066,7 @@ impl Reader {
         let Some(inner) = src.strip_prefix("${").and_then(|s| s.strip_suffix('}')) else {
             // `$name`, `$1`, `$@`: a plain value.
             let name = src.strip_prefix('$').unwrap_or(src);
-            self.out.variables.push(name.to_owned());
+            self.variable(name);
             return Ok(Some(name.to_owned()));
         };
         let indirect = inner.starts_with('!') && inner.len() > 1;
@@ -972,11 +1081,11 @@ impl Reader {
             name_len
         };
         let name = &inner[..name_len];
-        self.out.variables.push(if indirect {
-            format!("!{name}")
+        if indirect {
+            self.variable(&format!("!{name}"));
         } else {
-            name.to_owned()
-        });
+            self.variable(name);
+        }
         let mut rest = &inner[name_len..];
         let plain = rest.is_empty() && !indirect && !length;
         if indirect && matches!(rest, "*" | "@") {
@@ -1100,14 +1209,20 @@ fn echoed_text(p: &RawPart) -> Option<String> {
     }
 }
 
-/// Undoes the escapes the shell removes inside backquotes before parsing their body.
-fn unescape_backquoted(s: &str) -> String {
+/// Undoes the escapes the shell removes inside backquotes before parsing their body (inside
+/// double quotes, `\"` too).
+fn unescape_backquoted(s: &str, in_double_quotes: bool) -> String {
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {
         if c == '\\' {
             match chars.peek() {
                 Some('\\' | '$' | '`') => {
+                    if let Some(n) = chars.next() {
+                        out.push(n);
+                    }
+                }
+                Some('"') if in_double_quotes => {
                     if let Some(n) = chars.next() {
                         out.push(n);
                     }

@@ -68,10 +68,29 @@ pub(super) const FOLLOWS: &str = "follows symlinks, which may lead outside the s
 
 pub(super) fn reader(name: &str) -> Option<Reader> {
     Some(match name {
-        "cat" | "tac" | "rev" | "comm" | "tsort" | "readlink" | "zcat" | "bzcat" | "xzcat"
-        | "zstdcat" | "lzcat" | "md5sum" | "sha1sum" | "sha224sum" | "sha256sum" | "sha384sum"
-        | "sha512sum" | "b2sum" | "cksum" | "sum" | "base32" | "base64" | "basenc" => Reader {
-            val_short: "sw",
+        // Only options that really take a value may swallow the next word: `cat -s FILE`
+        // squeezes blank lines and reads FILE.
+        "cat" | "rev" | "comm" | "tsort" | "readlink" | "zcat" | "bzcat" | "xzcat" | "zstdcat"
+        | "lzcat" | "md5sum" | "sha1sum" | "sha224sum" | "sha256sum" | "sha384sum"
+        | "sha512sum" | "sum" => PLAIN,
+        "tac" => Reader {
+            val_short: "s",
+            val_long: &["--separator"],
+            ..PLAIN
+        },
+        "b2sum" => Reader {
+            val_short: "l",
+            val_long: &["--length"],
+            ..PLAIN
+        },
+        "cksum" => Reader {
+            val_short: "al",
+            val_long: &["--algorithm", "--length"],
+            ..PLAIN
+        },
+        "base32" | "base64" | "basenc" => Reader {
+            val_short: "w",
+            val_long: &["--wrap"],
             ..PLAIN
         },
         "head" | "tail" => Reader {
@@ -156,13 +175,25 @@ pub(super) fn reader(name: &str) -> Option<Reader> {
             val_short: "12jteo",
             ..PLAIN
         },
+        // util-linux column: `-d` (no headings) and `-t` are flags.
         "column" => Reader {
-            val_short: "scoNRHWEdl",
+            val_short: "scoNRHWElOTrinp",
             ..PLAIN
         },
-        "fold" | "fmt" | "expand" | "unexpand" => Reader {
-            val_short: "wpgt",
-            val_long: &["--width", "--tabs", "--prefix", "--goal"],
+        "fold" => Reader {
+            val_short: "w",
+            val_long: &["--width"],
+            ..PLAIN
+        },
+        // fmt: `-t` (tagged paragraphs) and `-s` are flags.
+        "fmt" => Reader {
+            val_short: "wgp",
+            val_long: &["--width", "--prefix", "--goal"],
+            ..PLAIN
+        },
+        "expand" | "unexpand" => Reader {
+            val_short: "t",
+            val_long: &["--tabs"],
             ..PLAIN
         },
         "od" => Reader {
@@ -285,9 +316,8 @@ pub(super) fn reader(name: &str) -> Option<Reader> {
         },
         "uniq" => Reader {
             val_short: "fsw",
-            val_long: &[
-                "--skip-fields", "--skip-chars", "--check-chars", "--group", "--all-repeated",
-            ],
+            // `--group` and `--all-repeated` take a value only after `=`.
+            val_long: &["--skip-fields", "--skip-chars", "--check-chars"],
             second_writes: true,
             ..PLAIN
         },
