@@ -11,6 +11,7 @@
 import { BridgeClient } from "./bridge";
 import { Budget } from "../shared/budget";
 import { Dedupe } from "../shared/dedupe";
+import { optionalHosts } from "../shared/adapters";
 import { parseBridgeUrl, normaliseSettings, type Settings } from "../shared/settings";
 import { chromeLocal } from "../shared/store";
 import {
@@ -67,16 +68,44 @@ chrome.alarms.onAlarm.addListener((a) => {
 chrome.runtime.onInstalled.addListener(() => {
   void chrome.alarms.create(HEALTH_ALARM, { periodInMinutes: 0.5 });
   void checkHealth();
+  void syncOptionalScripts();
 });
 
 chrome.runtime.onStartup.addListener(() => {
   void chrome.alarms.create(HEALTH_ALARM, { periodInMinutes: 0.5 });
   void checkHealth();
+  void syncOptionalScripts();
 });
+
+chrome.permissions.onAdded.addListener(() => void syncOptionalScripts());
+chrome.permissions.onRemoved.addListener(() => void syncOptionalScripts());
 
 chrome.storage.onChanged.addListener((changes, area) => {
   if (area === "local" && (changes.token || changes.settings)) void checkHealth();
 });
+
+// ---- optional hosts (Grok on x.com) ----
+
+const OPTIONAL_SCRIPT_ID = "ground-link-optional-hosts";
+
+/**
+ * The content script runs on an optional host only while the person has granted it. X changes
+ * pages without loading them, so the script is there on all of x.com, and the adapter itself
+ * acts only on `/i/grok` (`pathsByHost`). No page-world hook: no decoder exists for X.
+ */
+async function syncOptionalScripts(): Promise<void> {
+  const granted: string[] = [];
+  for (const h of optionalHosts()) {
+    const origin = `https://${h}/*`;
+    if (await chrome.permissions.contains({ origins: [origin] })) granted.push(origin);
+  }
+  const existing = await chrome.scripting.getRegisteredContentScripts({ ids: [OPTIONAL_SCRIPT_ID] });
+  if (existing.length > 0) await chrome.scripting.unregisterContentScripts({ ids: [OPTIONAL_SCRIPT_ID] });
+  if (granted.length === 0) return;
+  await chrome.scripting.registerContentScripts([
+    { id: OPTIONAL_SCRIPT_ID, matches: granted, js: ["content.js"], runAt: "document_idle", allFrames: false, persistAcrossSessions: true },
+  ]);
+}
 
 // ---- request handling ----
 

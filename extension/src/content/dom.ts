@@ -217,8 +217,46 @@ export function findComposer(root: ParentNode, adapter: SiteAdapter): HTMLElemen
   return findFirst(root, adapter, "composer", (el) => isUsableInput(el) && !el.closest(CARD_TAG)) as HTMLElement | null;
 }
 
+/** Whether `el` is itself the site's "still streaming" control (a send button that became stop). */
+function isStreamingControl(el: Element, adapter: SiteAdapter): boolean {
+  return adapter.streaming.some((sel) => safeMatches(el, sel));
+}
+
+/** The send button, never while it is the stop control: clicking that would cancel a reply. */
 export function findSendButton(root: ParentNode, adapter: SiteAdapter): HTMLElement | null {
-  return findFirst(root, adapter, "sendButton", (el) => !el.closest(CARD_TAG)) as HTMLElement | null;
+  return findFirst(root, adapter, "sendButton", (el) => !el.closest(CARD_TAG) && !isStreamingControl(el, adapter)) as HTMLElement | null;
+}
+
+/** Where a role was found: through the site's own selectors, only the generic fallback's, or not at all. */
+export type RoleSource = "site" | "generic" | null;
+
+export interface RoleSources {
+  assistantMessage: RoleSource;
+  userMessage: RoleSource;
+  composer: RoleSource;
+  sendButton: RoleSource;
+}
+
+function sourceOf(root: ParentNode, adapter: SiteAdapter, field: SelectorField, usable?: (el: Element) => boolean): RoleSource {
+  const lists = selectorsFor(adapter, field);
+  for (let i = 0; i < lists.length; i++) {
+    for (const sel of lists[i] ?? []) {
+      if (safeAll(root, sel).some((el) => !el.closest(CARD_TAG) && (!usable || usable(el)))) return i === 0 && adapter.id !== "generic" ? "site" : "generic";
+    }
+  }
+  return null;
+}
+
+/** For the health check: which selector list finds each role on this page. */
+export function locateRoles(root: ParentNode, adapter: SiteAdapter): RoleSources {
+  const assistant = assistantMessages(root, adapter).length > 0 ? sourceOf(root, adapter, "assistantMessage") : null;
+  const user = userMessages(root, adapter).length > 0 ? sourceOf(root, adapter, "userMessage") : null;
+  return {
+    assistantMessage: assistant,
+    userMessage: user,
+    composer: sourceOf(root, adapter, "composer", isUsableInput),
+    sendButton: sourceOf(root, adapter, "sendButton"),
+  };
 }
 
 export function isDisabled(el: Element): boolean {

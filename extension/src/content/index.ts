@@ -9,7 +9,7 @@
  * short quiet period, or a longer quiet period when the site gives no signal at all.
  */
 
-import { adapterForHost, applyOverrides, type SiteAdapter } from "../shared/adapters";
+import { adapterActiveAt, adapterForHost, applyOverrides, type SiteAdapter } from "../shared/adapters";
 import { replyKey } from "../shared/dedupe";
 import { t } from "../shared/i18n";
 import { mentionsTool, parseToolBlocks, type ParsedBlock } from "../shared/parser";
@@ -49,7 +49,21 @@ interface Candidate {
 }
 
 const base = adapterForHost(location.host);
-if (base) void boot(base).catch((e) => console.debug("[ground-link] stopped:", e));
+if (base) void whenActive(base).then(() => boot(base)).catch((e) => console.debug("[ground-link] stopped:", e));
+
+/** On a host where only some paths are a chat (x.com: `/i/grok`), waits until the page is on one. */
+function whenActive(adapter: SiteAdapter): Promise<void> {
+  return new Promise((resolve) => {
+    const check = (): boolean => adapterActiveAt(adapter, location.host, location.pathname);
+    if (check()) return resolve();
+    // a single-page app changes its path without an event we can hear from here: look every second
+    const timer = setInterval(() => {
+      if (!check()) return;
+      clearInterval(timer);
+      resolve();
+    }, 1000);
+  });
+}
 
 async function boot(baseAdapter: SiteAdapter): Promise<void> {
   const cfg = await ask({ type: "config" });
@@ -239,6 +253,8 @@ class Detector {
   }
 
   private evaluate(full: boolean): void {
+    // off the chat's own paths (X outside /i/grok) nothing is read or run
+    if (!adapterActiveAt(this.adapter, location.host, location.pathname)) return;
     const now = performance.now();
     if (this.syncUrl()) {
       // another conversation's history may now be on the page; the reply streaming right now stays live

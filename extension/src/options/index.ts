@@ -3,7 +3,7 @@
  * (checked before saving, so a typo cannot silently switch a site off), step budget, auto-send.
  */
 
-import { ADAPTERS, SITE_IDS, validateOverrides, type AdapterOverrides } from "../shared/adapters";
+import { ADAPTERS, SITE_IDS, optionalHosts, validateOverrides, type AdapterOverrides } from "../shared/adapters";
 import { t } from "../shared/i18n";
 import type { Reply } from "../shared/protocol";
 import { normaliseSettings, parseBridgeUrl, type Settings } from "../shared/settings";
@@ -111,8 +111,25 @@ async function save(): Promise<void> {
   showStatus(await statusOf({ type: "checkNow" }));
 }
 
+/** Grok on X: an optional permission, asked for from this click (Chrome needs a user gesture). */
+async function setGrokOnX(on: boolean): Promise<void> {
+  const origins = optionalHosts().map((h) => `https://${h}/*`);
+  const box = $("grokOnX") as HTMLInputElement;
+  if (on) {
+    const granted = await chrome.permissions.request({ origins });
+    box.checked = granted;
+    if (!granted) setMessage(t("permissionRefused"), true);
+  } else {
+    await chrome.permissions.remove({ origins });
+    box.checked = false;
+  }
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   localise(document);
+  const grokBox = $("grokOnX") as HTMLInputElement;
+  void chrome.permissions.contains({ origins: optionalHosts().map((h) => `https://${h}/*`) }).then((has) => (grokBox.checked = has));
+  grokBox.addEventListener("change", () => void setGrokOnX(grokBox.checked));
   void load().then(render);
   void statusOf({ type: "status" }).then(showStatus);
   $("save").addEventListener("click", () => void save());
