@@ -12,6 +12,7 @@ import { BridgeClient } from "./bridge";
 import { Budget } from "../shared/budget";
 import { Dedupe } from "../shared/dedupe";
 import { optionalHosts } from "../shared/adapters";
+import { isHealthReport, reportLines, type HealthReport } from "../shared/health";
 import { parseBridgeUrl, normaliseSettings, type Settings } from "../shared/settings";
 import { chromeLocal } from "../shared/store";
 import {
@@ -45,9 +46,11 @@ chrome.runtime.onMessage.addListener((msg: Request, sender, sendResponse: (r: Re
     sendResponse({ type: "failed", kind: "bad", message: "only the extension's own pages may change pairing or settings" });
     return false;
   }
-  handle(msg).then(sendResponse, (e: unknown) => sendResponse({ type: "failed", kind: "bad", message: String(e) }));
+  handle(msg, sender).then(sendResponse, (e: unknown) => sendResponse({ type: "failed", kind: "bad", message: String(e) }));
   return true;
 });
+
+chrome.tabs.onRemoved.addListener((tabId) => void chrome.storage.session.remove(healthKey(tabId)));
 
 chrome.runtime.onConnect.addListener((port) => {
   if (port.name !== EVENTS_PORT) return;
@@ -114,7 +117,7 @@ function isRequest(m: unknown): m is Request {
 }
 
 function isUiRequest(m: Request): m is UiRequest {
-  return ["pair", "unpair", "checkNow", "setPaused", "setBridgeUrl"].includes(m.type);
+  return ["pair", "unpair", "checkNow", "setPaused", "setBridgeUrl", "tabHealth"].includes(m.type);
 }
 
 function fromExtensionPage(sender: chrome.runtime.MessageSender): boolean {
@@ -141,8 +144,20 @@ async function isPaused(): Promise<boolean> {
 const perfLog: { callId: string; sentAt: number }[] = [];
 (globalThis as unknown as { __groundLinkPerf: typeof perfLog }).__groundLinkPerf = perfLog;
 
-async function handle(msg: Request): Promise<Reply> {
+async function handle(msg: Request, sender: chrome.runtime.MessageSender): Promise<Reply> {
   switch (msg.type) {
+    case "health": {
+      const tabId = sender.tab?.id;
+      if (tabId === undefined || !isHealthReport(msg.report)) return { type: "failed", kind: "bad", message: "a health report comes from a chat tab, in the report's shape" };
+      await chrome.storage.session.set({ [healthKey(tabId)]: msg.report });
+      await showTabHealth(tabId, msg.report);
+      void forwardHealth(msg.report);
+      return { type: "ok" };
+    }
+    case "tabHealth": {
+      const got = (await chrome.storage.session.get(healthKey(msg.tabId)))[healthKey(msg.tabId)];
+      return { type: "health", report: isHealthReport(got) ? got : null };
+    }
     case "config": {
       const got = await kv.get(["settings", "paused", "perfMarks"]);
       return { type: "config", settings: { ...normaliseSettings(got.settings), perfMarks: got.perfMarks === true }, paused: got.paused === true };
@@ -252,7 +267,7 @@ async function checkHealth(): Promise<ConnectionState> {
     state = { kind: "connected", port, dir: h.value.dir, sandbox: h.value.sandbox ?? null, mode: h.value.mode ?? null, version: h.value.version, checkedAt: now, pending };
   }
   await kv.set({ connection: state });
-  void chrome.action.setBadgeText({ text: state.kind === "connected" ? "" : state.kind === "notPaired" ? "!" : state.kind === "impostor" ? "?!" : "off" });
+  void chrome.action.setBadgeText({ text: connectionBadge(state) });
   void chrome.action.setBadgeBackgroundColor({ color: state.kind === "notPaired" ? "#9a6700" : "#cf222e" });
   broadcast({ type: "connection", connection: state });
   if (retryTimer !== null) clearTimeout(retryTimer);
@@ -266,6 +281,50 @@ async function checkHealth(): Promise<ConnectionState> {
     if (ports.size > 0) void startEvents();
   }
   return state;
+}
+
+function connectionBadge(state: ConnectionState | null): string {
+  if (!state) return "";
+  return state.kind === "connected" ? "" : state.kind === "notPaired" ? "!" : state.kind === "impostor" ? "?!" : "off";
+}
+
+// ---- adapter health (issue 14): per tab in the badge and popup, per site at the bridge ----
+
+function healthKey(tabId: number): string {
+  return `health:${tabId}`;
+}
+
+/** A tab whose chat site's adapter has a problem gets its own badge and a tooltip that says what. */
+async function showTabHealth(tabId: number, report: HealthReport): Promise<void> {
+  const lines = reportLines(report);
+  try {
+    if (lines.length > 0) {
+      await chrome.action.setBadgeText({ tabId, text: "⚠" });
+      await chrome.action.setBadgeBackgroundColor({ tabId, color: "#9a6700" });
+      await chrome.action.setTitle({ tabId, title: ["ground-link", ...lines].join("\n") });
+    } else {
+      await chrome.action.setBadgeText({ tabId, text: connectionBadge(await currentConnection()) });
+      await chrome.action.setTitle({ tabId, title: "ground-link" });
+    }
+  } catch {
+    // the tab went away meanwhile
+  }
+}
+
+/**
+ * Tells the bridge (behind the pairing key) a site's problems when they changed, so the tray
+ * can show them; a site that is fine again clears its entry there.
+ */
+async function forwardHealth(report: HealthReport): Promise<void> {
+  const conn = await currentConnection();
+  if (conn?.kind !== "connected") return;
+  const problems = reportLines(report);
+  const key = `sentHealth:${report.site}`;
+  const sent = (await chrome.storage.session.get(key))[key];
+  const now = JSON.stringify(problems);
+  if (sent === now) return;
+  const r = await (await client()).reportAdapterHealth({ site: report.site, problems });
+  if (r.ok) await chrome.storage.session.set({ [key]: now });
 }
 
 // ---- /events relay to the content scripts' ports ----

@@ -255,7 +255,7 @@ export function locateRoles(root: ParentNode, adapter: SiteAdapter): RoleSources
     assistantMessage: assistant,
     userMessage: user,
     composer: sourceOf(root, adapter, "composer", isUsableInput),
-    sendButton: sourceOf(root, adapter, "sendButton"),
+    sendButton: sourceOf(root, adapter, "sendButton", (el) => !isStreamingControl(el, adapter)),
   };
 }
 

@@ -15,7 +15,9 @@ import { t } from "../shared/i18n";
 import { mentionsTool, parseToolBlocks, type ParsedBlock } from "../shared/parser";
 import { EVENTS_PORT, isPageMessage, type ContentSettings, type TabReply, type TabRequest, type WorkerEvent } from "../shared/protocol";
 import { sessionId } from "../shared/session";
+import { addProblem } from "../shared/health";
 import { assistantMessages, CARD_TAG, findComposer, isStreaming, messageText, userTurnsIn } from "./dom";
+import { checkPage } from "./health";
 import { insertIntoComposer } from "./insert";
 import { ask, ContextGone } from "./messaging";
 import { onWorkerEvent, ReplyRun } from "./runner";
@@ -30,6 +32,10 @@ const QUIET_AFTER_SIGNAL_MS = 120;
 const QUIET_NO_SIGNAL_MS = 1000;
 /** A block still open at the end looks like a reply that is still coming: wait longer. */
 const QUIET_UNTERMINATED_MS = 4000;
+/** The health check runs this long after the page settled (late panels, lazy composers)… */
+const HEALTH_AFTER_SETTLE_MS = 1500;
+/** …and this long after the URL changed (another conversation). */
+const HEALTH_AFTER_URL_MS = 2500;
 /** Hydration: the DOM must be still this long before we touch it… */
 const SETTLE_QUIET_MS = 400;
 /** …or this long after start, whichever comes first. */
@@ -104,6 +110,9 @@ class Detector {
   private started = false;
   /** The reply whose stream began and ended while the page was still settling (see `start`). */
   private liveAtStart: Element | null = null;
+  private healthTimer: ReturnType<typeof setTimeout> | null = null;
+  /** Seen while running: a reply that grew with no streaming signal from the page. */
+  private noSignalSeen = false;
 
   constructor(
     private readonly doc: Document,
@@ -179,8 +188,25 @@ class Detector {
     await this.markHistory(this.liveAtStart);
     this.started = true;
     const mo = new MutationObserver((records) => this.onMutations(records));
-    mo.observe(this.doc.body ?? this.doc.documentElement, { childList: true, subtree: true, characterData: true, attributes: true, attributeFilter: ["class", "aria-label", "data-is-streaming", "disabled", "aria-disabled"] });
+    mo.observe(this.doc.body ?? this.doc.documentElement, { childList: true, subtree: true, characterData: true, attributes: true, attributeFilter: ["class", "aria-label", "data-is-streaming", "disabled", "aria-disabled", "data-stop-generating", "data-message-streaming"] });
     this.evaluate(true);
+    this.scheduleHealth(HEALTH_AFTER_SETTLE_MS);
+  }
+
+  private scheduleHealth(ms: number): void {
+    if (this.healthTimer !== null) clearTimeout(this.healthTimer);
+    this.healthTimer = setTimeout(() => {
+      this.healthTimer = null;
+      void this.reportHealth();
+    }, ms);
+  }
+
+  /** Checks the roles on the page as it is now and tells the worker (popup, badge, bridge). */
+  private async reportHealth(): Promise<void> {
+    if (!adapterActiveAt(this.adapter, location.host, location.pathname)) return;
+    const report = checkPage(this.doc, this.adapter, location.pathname + location.search);
+    if (this.noSignalSeen && !this.adapter.decoder) addProblem(report, { kind: "noStreamingSignal" });
+    await ask({ type: "health", report });
   }
 
   /** Everything on the page now is history: its calls are never run. `keep` stays live. */
@@ -261,6 +287,7 @@ class Detector {
       const keep = this.cand && (this.cand.active || this.openStreams.size > 0) ? this.cand.el : null;
       void this.markHistory(keep);
       full = true;
+      this.scheduleHealth(HEALTH_AFTER_URL_MS);
     }
     let last: Element | undefined;
     let count: number;
@@ -329,6 +356,12 @@ class Detector {
     if (this.handled.has(dedupeKey) || byElement.has(callsKey)) return;
     this.handled.add(dedupeKey);
     this.dispatchedBy.set(c.el, byElement.add(callsKey));
+    // a new reply grew and ended without the page ever showing its streaming signal: the
+    // adapter's signal is stale (or the site has none), and quiet time is what decided
+    if (c.fresh && !c.sawSignal && this.lastStream === null && !this.noSignalSeen) {
+      this.noSignalSeen = true;
+      this.scheduleHealth(0);
+    }
     void this.dispatch(c.el, blocks, dedupeKey);
   }
 

@@ -7,6 +7,7 @@
 // ---- bridge wire types (DESIGN §6): generated from the Rust types, never written here ----
 
 import type { CallResult, Event, ToolCall } from "./gen/bridge";
+import type { HealthReport } from "./health";
 
 export type { CallRequest, CallResult, CallStatus, Decision, ErrorBody, Health, PendingAnswer, Risk, ToolCall, ToolName, Verdict } from "./gen/bridge";
 
@@ -48,7 +49,9 @@ export type ContentRequest =
   | { type: "takeRound"; session: string }
   | { type: "resetRounds"; session: string }
   | { type: "prompt"; lang?: "en" | "zh" }
-  | { type: "status" };
+  | { type: "status" }
+  /** The page's adapter health check (shown in the popup and badge, passed on to the bridge). */
+  | { type: "health"; report: HealthReport };
 
 // ---- messages: popup/options -> service worker ----
 
@@ -57,7 +60,8 @@ export type UiRequest =
   | { type: "unpair" }
   | { type: "checkNow" }
   | { type: "setPaused"; paused: boolean }
-  | { type: "setBridgeUrl"; url: string };
+  | { type: "setBridgeUrl"; url: string }
+  | { type: "tabHealth"; tabId: number };
 
 export type Request = ContentRequest | UiRequest;
 
@@ -72,6 +76,7 @@ export type Reply =
   | { type: "failed"; message: string; kind: FailureKind }
   | { type: "prompt"; text: string }
   | { type: "status"; connection: ConnectionState | null; paused: boolean }
+  | { type: "health"; report: HealthReport | null }
   | { type: "ok" };
 
 /** What a content script may know of the settings: everything but secrets (there are none in Settings). */
