@@ -4,7 +4,7 @@ import { expect, test } from "@playwright/test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, request as httpRequest } from "node:http";
 import { join } from "node:path";
-import { bridgeBin, cards, clickCardButton, EXT_ID, enablePerf, launch, openChat, pair, say, startBridge, toolCall, TTY_MENU, TTY_REASON, waitFor, type Bridge, type Env } from "../harness";
+import { bridgeBin, cards, DEEPSEEK_COMPOSER, clickCardButton, EXT_ID, enablePerf, launch, openChat, pair, say, startBridge, toolCall, TTY_MENU, TTY_REASON, waitFor, type Bridge, type Env } from "../harness";
 import { removeTempDirs, tempDir } from "../tmp";
 
 const needBridge = () => {
@@ -94,7 +94,7 @@ test("Insert instructions puts the bridge's /prompt text into the composer", asy
     return chrome.tabs.sendMessage(tab?.id ?? -1, { type: "insertPrompt" });
   });
   expect(reply).toEqual({ type: "ok" });
-  const value = await page.inputValue("#chat-input");
+  const value = await page.inputValue(DEEPSEEK_COMPOSER);
   expect(value.length).toBeGreaterThan(50);
   expect(value).toContain("<tool>");
   expect(value).toBe(want);

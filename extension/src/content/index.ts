@@ -36,6 +36,8 @@ const QUIET_UNTERMINATED_MS = 4000;
 const HEALTH_AFTER_SETTLE_MS = 1500;
 /** …and this long after the URL changed (another conversation). */
 const HEALTH_AFTER_URL_MS = 2500;
+/** …and this long after a reply's results went out. */
+const HEALTH_AFTER_ROUND_MS = 500;
 /** Hydration: the DOM must be still this long before we touch it… */
 const SETTLE_QUIET_MS = 400;
 /** …or this long after start, whichever comes first. */
@@ -425,6 +427,8 @@ class Detector {
     } finally {
       this.activeRuns--;
       if (this.activeRuns === 0) this.dropPort();
+      // the page as it is after a round (a reply, our results message): check the roles again
+      this.scheduleHealth(HEALTH_AFTER_ROUND_MS);
     }
   }
 
