@@ -54,6 +54,9 @@ interface Candidate {
   fresh: boolean;
   /** The adapter's streaming signal was seen while this was the last reply. */
   sawSignal: boolean;
+  /** When it became the last reply (performance.now()): a network stream that ended before
+   * then belongs to an earlier reply. */
+  seenAt: number;
 }
 
 const base = adapterForHost(location.host);
@@ -317,6 +320,7 @@ class Detector {
         active: streaming || replaced || last === this.liveAtStart,
         fresh: !this.history.has(last),
         sawSignal: signal || (replaced && prev.sawSignal),
+        seenAt: replaced ? prev.seenAt : now,
       };
     } else {
       const text = messageText(last, this.adapter);
@@ -335,15 +339,20 @@ class Detector {
     }
     if (!c.active) return;
     let text = c.text;
-    const streamText = this.lastStream?.text ?? "";
+    // The network stream speaks for this reply only if it ended while this reply was the last
+    // one (or it is the reply that ended while the page settled). A page can finish drawing a
+    // short reply before our stream-start message arrives: the stream still on record then is
+    // the previous reply's, and its calls must never be taken for this reply's.
+    const ours = this.lastStream !== null && (this.lastStream.endedAt >= c.seenAt || c.el === this.liveAtStart);
+    const streamText = ours ? (this.lastStream?.text ?? "") : "";
     // a site that renders <tool> as markup hides the tags: fall back to the stream's own text
     if (!mentionsTool(text) && mentionsTool(streamText)) text = streamText;
     if (!mentionsTool(text)) return;
     const blocks = parseToolBlocks(text);
     const key = blocksKey(blocks);
-    const streamAgrees = this.lastStream !== null && blocksKey(parseToolBlocks(streamText)) === key;
+    const streamAgrees = ours && blocksKey(parseToolBlocks(streamText)) === key;
     const unterminated = blocks.some((b) => b.kind === "error" && b.error === "unterminated");
-    let quiet = c.sawSignal || this.lastStream !== null ? QUIET_AFTER_SIGNAL_MS : QUIET_NO_SIGNAL_MS;
+    let quiet = c.sawSignal || ours ? QUIET_AFTER_SIGNAL_MS : QUIET_NO_SIGNAL_MS;
     if (unterminated) quiet = Math.max(quiet, QUIET_UNTERMINATED_MS);
     const waited = now - c.lastChange;
     if (!streamAgrees && waited < quiet) {
@@ -360,7 +369,7 @@ class Detector {
     this.dispatchedBy.set(c.el, byElement.add(callsKey));
     // a new reply grew and ended without the page ever showing its streaming signal: the
     // adapter's signal is stale (or the site has none), and quiet time is what decided
-    if (c.fresh && !c.sawSignal && this.lastStream === null && !this.noSignalSeen) {
+    if (c.fresh && !c.sawSignal && !ours && !this.noSignalSeen) {
       this.noSignalSeen = true;
       this.scheduleHealth(0);
     }
