@@ -11,7 +11,8 @@
 import { BridgeClient } from "./bridge";
 import { Budget } from "../shared/budget";
 import { Dedupe } from "../shared/dedupe";
-import { optionalHosts } from "../shared/adapters";
+import { adapterForHost, optionalHosts, validateOverrides } from "../shared/adapters";
+import { applyPack, PACK_FORMAT, PACK_VERSION } from "../shared/packs";
 import { isHealthReport, reportLines, type HealthReport } from "../shared/health";
 import { parseBridgeUrl, normaliseSettings, type Settings } from "../shared/settings";
 import { chromeLocal } from "../shared/store";
@@ -152,6 +153,19 @@ async function handle(msg: Request, sender: chrome.runtime.MessageSender): Promi
       await chrome.storage.session.set({ [healthKey(tabId)]: msg.report });
       await showTabHealth(tabId, msg.report);
       void forwardHealth(msg.report);
+      return { type: "ok" };
+    }
+    case "saveOverrides": {
+      // only a content script on that site's own page, after the person's trusted clicks
+      const host = sender.tab?.url ? new URL(sender.tab.url).host : "";
+      const site = adapterForHost(host);
+      if (!site || site.id !== msg.site) return { type: "failed", kind: "bad", message: `overrides for ${msg.site} come only from a ${msg.site} page` };
+      // the page already checked each selector against its DOM; here: the shape
+      const problems = validateOverrides({ [msg.site]: msg.overrides }, () => true);
+      if (problems.length > 0) return { type: "failed", kind: "bad", message: problems.join("; ") };
+      const s = await loadSettings();
+      const overrides = applyPack(s.overrides, { format: PACK_FORMAT, version: PACK_VERSION, sites: { [site.id]: msg.overrides } });
+      await kv.set({ settings: { ...s, overrides } });
       return { type: "ok" };
     }
     case "tabHealth": {

@@ -259,6 +259,20 @@ export function locateRoles(root: ParentNode, adapter: SiteAdapter): RoleSources
   };
 }
 
+/**
+ * Before a pack that changes how turns are found is imported: how many elements its assistant
+ * selectors match on this page, how many of the person's own messages there are (the shipped
+ * user selectors plus the pack's), and how many of the matches are, hold or sit in one of them.
+ */
+export function overlapWithUserTurns(doc: Document, adapter: SiteAdapter, assistant: string[], user: string[]): { assistantMatches: number; userTurns: number; overlapping: number } {
+  const withUser: SiteAdapter = { ...adapter, userMessage: [...new Set([...user, ...adapter.userMessage])] };
+  const users = userMessages(doc, withUser);
+  const matches = new Set(assistant.flatMap((s) => safeAll(doc, s)));
+  let overlapping = 0;
+  for (const m of matches) if (users.some((u) => u === m || u.contains(m) || m.contains(u))) overlapping++;
+  return { assistantMatches: matches.size, userTurns: users.length, overlapping };
+}
+
 export function isDisabled(el: Element): boolean {
   return (el as HTMLButtonElement).disabled === true || el.getAttribute("aria-disabled") === "true" || el.classList.contains("disabled");
 }

@@ -16,8 +16,9 @@ import { mentionsTool, parseToolBlocks, type ParsedBlock } from "../shared/parse
 import { EVENTS_PORT, isPageMessage, type ContentSettings, type TabReply, type TabRequest, type WorkerEvent } from "../shared/protocol";
 import { sessionId } from "../shared/session";
 import { addProblem } from "../shared/health";
-import { assistantMessages, CARD_TAG, findComposer, isStreaming, messageText, userTurnsIn } from "./dom";
+import { assistantMessages, CARD_TAG, findComposer, isStreaming, messageText, overlapWithUserTurns, userTurnsIn } from "./dom";
 import { checkPage } from "./health";
+import { Picker } from "./picker";
 import { insertIntoComposer } from "./insert";
 import { ask, ContextGone } from "./messaging";
 import { onWorkerEvent, ReplyRun } from "./runner";
@@ -147,9 +148,24 @@ class Detector {
       if (this.started) this.schedule(0);
     });
     chrome.runtime.onMessage.addListener((msg: TabRequest, _sender, reply: (r: TabReply) => void) => {
-      if (msg?.type !== "insertPrompt") return false;
-      void this.insertPrompt().then(reply);
-      return true;
+      if (msg?.type === "insertPrompt") {
+        void this.insertPrompt().then(reply);
+        return true;
+      }
+      if (msg?.type === "startPicker") {
+        new Picker(this.doc, this.adapter, async (overrides) => {
+          const r = await ask({ type: "saveOverrides", site: this.adapter.id, overrides });
+          if (r.type === "failed") throw new Error(r.message);
+          this.scheduleHealth(HEALTH_AFTER_ROUND_MS);
+        }).start();
+        reply({ type: "ok" });
+        return false;
+      }
+      if (msg?.type === "checkSelectors" && msg.site === this.adapter.id) {
+        reply({ type: "selectorCheck", site: msg.site, ...overlapWithUserTurns(this.doc, this.adapter, msg.assistantMessage, msg.userMessage) });
+        return false;
+      }
+      return false;
     });
   }
 

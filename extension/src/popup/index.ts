@@ -77,6 +77,20 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   $("pause").addEventListener("click", () => void worker({ type: "setPaused", paused: !paused }).then(render));
   $("options").addEventListener("click", () => void chrome.runtime.openOptionsPage());
+  $("fixSite").addEventListener("click", () => {
+    void (async () => {
+      const tab = await activeChatTab();
+      try {
+        if (tab?.id === undefined) throw new Error("no tab");
+        await chrome.tabs.sendMessage(tab.id, { type: "startPicker" });
+        $("message").textContent = t("pickerStarted");
+        // the popup would take the next click: close it so the person picks on the page
+        setTimeout(() => window.close(), 600);
+      } catch {
+        $("message").textContent = t("noChatTab");
+      }
+    })();
+  });
   $("insert").addEventListener("click", () => {
     void (async () => {
       const tab = await activeChatTab();
@@ -86,7 +100,7 @@ document.addEventListener("DOMContentLoaded", () => {
       }
       try {
         const r = (await chrome.tabs.sendMessage(tab.id, { type: "insertPrompt" })) as TabReply | undefined;
-        $("message").textContent = r?.type === "ok" ? t("insertedInstructions") : (r?.message ?? t("noChatTab"));
+        $("message").textContent = r?.type === "ok" ? t("insertedInstructions") : r?.type === "failed" ? r.message : t("noChatTab");
       } catch {
         $("message").textContent = t("noChatTab");
       }

@@ -343,14 +343,21 @@ export function adapterActiveAt(adapter: SiteAdapter, host: string, pathname: st
   }
 }
 
-/** An adapter with the user's selector lists in place of the shipped ones; empty lists are ignored. */
+/**
+ * An adapter with the user's selector lists in place of the shipped ones; empty lists are
+ * ignored. User-turn selectors are the exception: an override's are added to the shipped ones,
+ * never replace them, because they only ever exclude — so no override or imported pack can make
+ * the person's own messages count as the model's replies.
+ */
 export function applyOverrides(adapter: SiteAdapter, overrides: AdapterOverrides | undefined): SiteAdapter {
   const o = overrides?.[adapter.id];
   if (!o) return adapter;
   const out: SiteAdapter = { ...adapter };
   for (const f of SELECTOR_FIELDS) {
     const list = o[f];
-    if (Array.isArray(list) && list.length > 0) out[f] = list.filter((s) => typeof s === "string" && s.trim() !== "");
+    if (!Array.isArray(list) || list.length === 0) continue;
+    const clean = list.filter((s) => typeof s === "string" && s.trim() !== "");
+    out[f] = f === "userMessage" ? [...new Set([...clean, ...adapter.userMessage])] : clean;
   }
   return out;
 }

@@ -50,6 +50,8 @@ export type ContentRequest =
   | { type: "resetRounds"; session: string }
   | { type: "prompt"; lang?: "en" | "zh" }
   | { type: "status" }
+  /** A selector override the person made with the picker on this site (trusted clicks only). */
+  | { type: "saveOverrides"; site: string; overrides: import("./adapters").SelectorOverrides }
   /** The page's adapter health check (shown in the popup and badge, passed on to the bridge). */
   | { type: "health"; report: HealthReport };
 
@@ -84,8 +86,16 @@ export type ContentSettings = import("./settings").Settings & { perfMarks: boole
 
 // ---- messages: popup -> content script ----
 
-export type TabRequest = { type: "insertPrompt" };
-export type TabReply = { type: "ok" } | { type: "failed"; message: string };
+export type TabRequest =
+  | { type: "insertPrompt" }
+  /** "Fix this site": start the element picker on the page. */
+  | { type: "startPicker" }
+  /** An adapter pack's turn selectors, checked against this page's turns before an import. */
+  | { type: "checkSelectors"; site: string; assistantMessage: string[]; userMessage: string[] };
+export type TabReply =
+  | { type: "ok" }
+  | { type: "failed"; message: string }
+  | { type: "selectorCheck"; site: string; assistantMatches: number; userTurns: number; overlapping: number };
 
 // ---- events: service worker -> content scripts (over a port) ----
 
