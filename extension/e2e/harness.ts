@@ -289,6 +289,11 @@ interface CdpNode {
  * the real mouse at its place on screen, which makes a trusted click.
  */
 export async function clickCardButton(page: Page, cardIndex: number, label: string): Promise<void> {
+  return clickShadowButton(page, "GROUND-LINK-CARD", cardIndex, label);
+}
+
+/** The same for any of our closed-shadow hosts (`GROUND-LINK-PICKER`: the Fix this site panel). */
+export async function clickShadowButton(page: Page, hostName: string, hostIndex: number, label: string): Promise<void> {
   const cdp = await page.context().newCDPSession(page);
   try {
     const { root } = (await cdp.send("DOM.getDocument", { depth: -1, pierce: true })) as { root: CdpNode };
@@ -298,17 +303,17 @@ export async function clickCardButton(page: Page, cardIndex: number, label: stri
       for (const c of [...(n.children ?? []), ...(n.shadowRoots ?? [])]) walk(c, into);
     };
     walk(root, (n) => {
-      if (n.nodeName === "GROUND-LINK-CARD") hosts.push(n);
+      if (n.nodeName === hostName) hosts.push(n);
     });
-    const host = hosts[cardIndex];
-    if (!host) throw new Error(`no card #${cardIndex} (the page has ${hosts.length})`);
+    const host = hosts[hostIndex];
+    if (!host) throw new Error(`no ${hostName} #${hostIndex} (the page has ${hosts.length})`);
     let button: CdpNode | undefined;
     for (const sr of host.shadowRoots ?? []) {
       walk(sr, (n) => {
         if (!button && n.nodeName === "BUTTON" && (n.children ?? []).some((c) => c.nodeValue === label)) button = n;
       });
     }
-    if (!button) throw new Error(`card #${cardIndex} has no "${label}" button`);
+    if (!button) throw new Error(`${hostName} #${hostIndex} has no "${label}" button`);
     await cdp.send("DOM.scrollIntoViewIfNeeded", { nodeId: button.nodeId });
     const { model } = (await cdp.send("DOM.getBoxModel", { nodeId: button.nodeId })) as { model: { content: number[] } };
     const q = model.content;

@@ -158,7 +158,8 @@ const PAGE_SCRIPT = String.raw`
       return { update: (html) => (body.innerHTML = html), finish: () => {} };
     }
     if (kind === "chatgpt-2") {
-      thread.insertAdjacentHTML("beforeend", '<li data-message-role="assistant" id="pending-' + id + '" data-message-streaming><h4 data-message-attribution>ChatGPT said:</h4><div data-assistant-placeholder-slot></div><div data-assistant-markdown></div></li>');
+      // a test can play "the site changed its markup" with another role name
+      thread.insertAdjacentHTML("beforeend", '<li data-message-role="' + (window.__ASSISTANT_ROLE || "assistant") + '" id="pending-' + id + '" data-message-streaming><h4 data-message-attribution>ChatGPT said:</h4><div data-assistant-placeholder-slot></div><div data-assistant-markdown></div></li>');
       const li = thread.lastElementChild;
       const body = li.querySelector("[data-assistant-markdown]");
       return {

@@ -7,7 +7,7 @@
 import { expect, test, type Page } from "@playwright/test";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { bridgeBin, cards, launch, openChat, openReplica, pair, say, sayIn, startBridge, toolCall, waitFor, type Bridge, type Env } from "../harness";
+import { bridgeBin, cards, clickShadowButton, launch, openChat, openReplica, pair, say, sayIn, startBridge, toolCall, waitFor, type Bridge, type Env } from "../harness";
 import { REPLICA_UI, type ReplicaKind } from "../replicas";
 import { removeTempDirs, tempDir } from "../tmp";
 
@@ -160,4 +160,55 @@ test("health check: a DeepSeek page without its send control says so (badge tool
   await page.keyboard.press("Enter");
   await waitFor("the results message sent with Enter", () => env.site.turns.length >= 2, 25_000);
   expect(prompts()[1]).toContain("hello from disk");
+});
+
+test("Fix this site: after ChatGPT changed its markup, the picker's override (trusted clicks) makes its replies count again", async () => {
+  needBridge();
+  writeFileSync(join(dir, "notes.txt"), "hello from disk\n");
+  bridge = await startBridge(dir);
+  await pair(env, bridge);
+  env.site.setModel((_p, turn) => (turn === 0 ? { answer: "Hello there." } : turn === 1 ? { answer: `Let me look.\n${toolCall("read_file", { path: "notes.txt" })}` } : { answer: "ok" }));
+  env.site.chatgptUi = "chatgpt-2";
+  const page = await env.ctx.newPage();
+  // the site renamed the assistant role: no shipped or generic selector finds replies now
+  await page.addInitScript(() => ((window as unknown as { __ASSISTANT_ROLE: string }).__ASSISTANT_ROLE = "model"));
+  await page.goto("https://chatgpt.com/");
+  await page.waitForSelector(REPLICA_UI["chatgpt-2"].composer);
+  await page.waitForTimeout(1000);
+  await sayIn(page, "chatgpt-2", "hi");
+  await waitFor("the first answer", () => env.site.turns[0]?.streamEndAt !== undefined);
+  const title = await waitFor("the health line", async () => {
+    const t = await tabTitle(env, "https://chatgpt.com/*");
+    return t.includes("no replies found") ? t : null;
+  }, 15_000);
+  expect(title).toContain("ChatGPT: no replies found on this page");
+
+  // Fix this site (the popup's button sends this message to the tab)
+  await env.sw.evaluate(async () => {
+    const [tab] = await chrome.tabs.query({ url: "https://chatgpt.com/*" });
+    if (tab?.id !== undefined) await chrome.tabs.sendMessage(tab.id, { type: "startPicker" });
+  });
+  await page.waitForSelector("ground-link-picker", { state: "attached" });
+  // a click a page script makes picks nothing
+  await page.evaluate(() => document.querySelector('li[data-message-role="model"] p')?.dispatchEvent(new MouseEvent("click", { bubbles: true })));
+  await page.click('li[data-message-role="model"] [data-assistant-markdown] p');
+  await page.click(REPLICA_UI["chatgpt-2"].composer);
+  await page.click("button[data-composer-submit]", { force: true }); // aria-disabled while the box is empty
+  expect(env.site.turns.length).toBe(1); // the picked send button did not send
+  await clickShadowButton(page, "GROUND-LINK-PICKER", 0, "Save for this site");
+  const saved = await waitFor("the saved override", () =>
+    env.sw.evaluate(async () => ((await chrome.storage.local.get("settings")).settings as { overrides?: Record<string, Record<string, string[]>> } | undefined)?.overrides?.chatgpt ?? null),
+  );
+  expect(saved.assistantMessage).toEqual(['li[data-message-role="model"]']);
+  expect(saved.composer).toEqual(["textarea#mobile-composer-prompt"]);
+  expect(saved.sendButton).toEqual(["button[data-composer-submit]"]);
+
+  // with the override the next reply's call runs, once, and its result goes back
+  await page.reload();
+  await page.waitForSelector(REPLICA_UI["chatgpt-2"].composer);
+  await page.waitForTimeout(1000);
+  await sayIn(page, "chatgpt-2", "what is in notes.txt?");
+  await waitFor("the results message", () => env.site.turns.length >= 3, 25_000);
+  expect(prompts()[2]).toContain("hello from disk");
+  expect((bridge.audit() ?? []).length).toBe(1);
 });

@@ -101,12 +101,14 @@ export function propose(doc: Document, adapter: SiteAdapter, picks: Partial<Reco
     const list = turn.parentElement ?? doc.body;
     let best: { sel: string; count: number } | null = null;
     for (let el: Element | null = reply; el; el = el === turn ? null : el.parentElement) {
+      // per element its most specific valid candidate; between elements the one finding more
       for (const s of candidates(el)) {
         if (s === el.tagName.toLowerCase()) continue;
         const m = safeAll(doc, s);
         if (!m.includes(el) || m.some(touchesUser) || m.some((e) => e.closest(CARD_TAG) || !list.contains(e))) continue;
         if (m.filter((x) => turn.contains(x)).length !== 1) continue;
         if (!best || m.length >= best.count) best = { sel: s, count: m.length };
+        break;
       }
     }
     if (best) out.overrides.assistantMessage = [best.sel];
