@@ -1732,7 +1732,7 @@ fn a_reply_runs_at_most_20_calls_and_stops_at_the_persons_denial() {
 #[test]
 fn adapter_problems_are_kept_behind_the_token() {
     let f = Fixture::new();
-    let mut s = Server::start(
+    let s = Server::start(
         &f,
         Arc::new(DenyApprover { reason: None }),
         ApprovalMode::Ask,
