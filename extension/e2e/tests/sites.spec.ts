@@ -7,8 +7,9 @@
 import { expect, test, type Page } from "@playwright/test";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { bridgeBin, cards, clickShadowButton, launch, openChat, openReplica, pair, say, sayIn, startBridge, toolCall, waitFor, type Bridge, type Env } from "../harness";
+import { bridgeBin, cards, clickShadowButton, launch, openChat, openReplica, pair, sayIn, startBridge, toolCall, waitFor, type Bridge, type Env } from "../harness";
 import { REPLICA_UI, type ReplicaKind } from "../replicas";
+import { ADAPTERS } from "../../src/shared/adapters";
 import { removeTempDirs, tempDir } from "../tmp";
 
 const needBridge = () => {
@@ -115,9 +116,23 @@ test("deepseek (today's markup): a reply's <tool> block runs once, and its resul
   await pair(env, bridge);
   readNotesModel();
   const page = await openChat(env);
+  // the shipped streaming selector, read in the real browser (`:placeholder-shown` follows the
+  // textarea's value here, which jsdom cannot show): on while the reply streams, off otherwise
+  const signal = ADAPTERS.deepseek.streaming[0] as string;
+  await page.evaluate((sel) => {
+    const w = window as unknown as { __sig: boolean[] };
+    w.__sig = [];
+    setInterval(() => w.__sig.push(document.querySelector(sel) !== null), 10);
+  }, signal);
   await page.waitForTimeout(1000);
-  await say(page, "what is in notes.txt?");
+  await page.click('textarea[name="search"]');
+  await page.keyboard.insertText("what is in notes.txt?");
+  expect(await page.evaluate((sel) => document.querySelector(sel) !== null, signal)).toBe(false); // typed, not sent: idle
+  await page.click('div[role="button"].ds-button--primary:not(.ds-button--disabled)');
   await expectRanOnceAndSent(page, 'textarea[name="search"]', ".ds-message:not(:has(.ds-markdown))");
+  const seen = await page.evaluate(() => (window as unknown as { __sig: boolean[] }).__sig);
+  expect(seen.some((on) => on)).toBe(true);
+  expect(seen[seen.length - 1]).toBe(false);
   expect((await tabReport(env, "https://chat.deepseek.com/*", env.site.turns[1]?.receivedAt ?? 0)).problems).toEqual([]);
 });
 
