@@ -245,6 +245,7 @@ describe("manifest", () => {
   const manifest = JSON.parse(readFileSync(new URL("../src/manifest.json", import.meta.url), "utf8")) as {
     host_permissions: string[];
     optional_host_permissions: string[];
+    permissions: string[];
     content_scripts: { matches: string[]; world?: string }[];
     key: string;
   };
@@ -256,6 +257,8 @@ describe("manifest", () => {
   it("injects into exactly the adapters' hosts; x.com is optional, never injected by the manifest", () => {
     for (const cs of manifest.content_scripts) expect([...cs.matches].sort()).toEqual([...hosts].sort());
     expect(manifest.optional_host_permissions).toEqual(["https://x.com/*"]);
+    // `scripting` only registers the content script on x.com once the person granted it
+    expect(manifest.permissions).toEqual(["storage", "alarms", "scripting"]);
     expect(manifest.host_permissions).not.toContain("https://x.com/*");
     expect(manifest.content_scripts.some((cs) => cs.world === "MAIN")).toBe(true);
   });
