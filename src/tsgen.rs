@@ -50,6 +50,8 @@ pub fn extension_bridge() -> String {
     let _ = g.subschema_for::<crate::protocol::CallResult>();
     let _ = g.subschema_for::<broker::Event>();
     let _ = g.subschema_for::<wire::Health>();
+    let _ = g.subschema_for::<wire::AdapterReport>();
+    let _ = g.subschema_for::<wire::AdapterProblems>();
     let _ = g.subschema_for::<wire::PendingAnswer>();
     let _ = g.subschema_for::<wire::ErrorBody>();
     let defs = definitions(&g);

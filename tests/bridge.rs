@@ -1725,3 +1725,101 @@ fn a_reply_runs_at_most_20_calls_and_stops_at_the_persons_denial() {
     assert_eq!(v["status"], "success", "{v}");
     s.shutdown();
 }
+
+/// Issue 14: the extension reports a chat site's broken adapter to the bridge. Which sites a
+/// person uses is private: `/health` without the token says nothing about them, and nobody
+/// without the token can report (or overwrite) a problem.
+#[test]
+fn adapter_problems_are_kept_behind_the_token() {
+    let f = Fixture::new();
+    let s = Server::start(
+        &f,
+        Arc::new(DenyApprover { reason: None }),
+        ApprovalMode::Ask,
+        Duration::from_secs(5),
+    );
+    let c = s.client();
+    s.runtime.block_on(async {
+        let report = json!({"site": "deepseek", "problems": ["DeepSeek: send button not found — using Enter"]});
+        // without the token: refused, and nothing is kept
+        let r = c
+            .post(format!("{}/adapter-health", s.base))
+            .json(&report)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+        // with it: kept, and the answer lists it
+        let v: Value = c
+            .post(format!("{}/adapter-health", s.base))
+            .bearer_auth(TOKEN)
+            .json(&report)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(v["adapters"][0]["site"], "deepseek");
+        assert_eq!(
+            v["adapters"][0]["problems"][0],
+            "DeepSeek: send button not found — using Enter"
+        );
+        // /health without a token: not a word about sites
+        let text = c
+            .get(format!("{}/health", s.base))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert!(v.get("adapters").is_none(), "health leaks sites: {text}");
+        for leak in ["deepseek", "DeepSeek", "Enter"] {
+            assert!(!text.contains(leak), "health without a token mentions {leak}: {text}");
+        }
+        // with the token: the site and its problem
+        let v: Value = c
+            .get(format!("{}/health", s.base))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(v["adapters"][0]["site"], "deepseek");
+        assert!(v["adapters"][0]["atMs"].as_u64().unwrap() > 0);
+        // malformed reports say what is wrong
+        for (bad, want) in [
+            (json!({"site": "Deep Seek", "problems": []}), "not an adapter id"),
+            (json!({"site": "deepseek", "problems": ["a\nb"]}), "one line"),
+            (json!({"site": "deepseek"}), "missing field"),
+            (json!({"site": "deepseek", "problems": [], "url": "https://x"}), "unknown field"),
+        ] {
+            let r = c
+                .post(format!("{}/adapter-health", s.base))
+                .bearer_auth(TOKEN)
+                .json(&bad)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), StatusCode::BAD_REQUEST, "{bad}");
+            let body = r.text().await.unwrap();
+            assert!(body.contains(want), "{bad}: {body}");
+        }
+        // an empty report clears the site
+        let v: Value = c
+            .post(format!("{}/adapter-health", s.base))
+            .bearer_auth(TOKEN)
+            .json(&json!({"site": "deepseek", "problems": []}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(v["adapters"], json!([]));
+    });
+}

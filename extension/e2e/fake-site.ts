@@ -1,10 +1,15 @@
 /**
  * A local HTTPS stand-in for chat.deepseek.com (the browser maps the real host name here with
  * --host-resolver-rules, so the extension's shipped manifest and DeepSeek adapter are what run).
- * It has a real composer (a textarea whose send button only enables on `input` events, like a
- * React app), a send button and Enter-to-send, pushes a conversation URL on the first message,
- * and streams each reply from `/api/v0/chat/completion` in DeepSeek's event format in small
- * chunks, reasoning first, while a stop button is shown.
+ * It has DeepSeek's markup of today (issue 14): a textarea with `name="search"` and no id, whose
+ * one round `ds-button--primary` control only enables on `input` events (like a React app) and
+ * is the stop control while a reply streams (only its icon changes); Enter sends too. It pushes
+ * a conversation URL on the first message and streams each reply from `/api/v0/chat/completion`
+ * in DeepSeek's event format in small chunks, reasoning first.
+ *
+ * The same server answers for chatgpt.com and claude.ai with the replicas of `replicas.ts`
+ * (their replies come as plain text chunks from `/replica/reply`, so the DOM path is what is
+ * tested there), and serves a hostile page for another host name.
  *
  * The "model" is a function the test sets; every prompt the page sends is recorded with the time
  * its reply stream ended. The same server also serves a hostile page for another host name.
@@ -16,6 +21,7 @@ import { createServer, type Server } from "node:https";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { replicaHtml } from "./replicas";
 
 export interface Turn {
   prompt: string;
@@ -28,6 +34,8 @@ export type Model = (prompt: string, turn: number) => { thinking?: string; answe
 
 export interface FakeSite {
   port: number;
+  /** Which ChatGPT UI chatgpt.com serves: the ProseMirror one or the rebuilt transcript one. */
+  chatgptUi: "chatgpt-1" | "chatgpt-2";
   turns: Turn[];
   setModel(m: Model): void;
   /** History for `/a/chat/s/<id>` page loads: [role, text] pairs rendered server-side. */
@@ -44,7 +52,7 @@ function selfSignedCert(): { key: Buffer; cert: Buffer } {
   execFileSync("openssl", [
     "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2",
     "-subj", "/CN=chat.deepseek.com",
-    "-addext", "subjectAltName=DNS:chat.deepseek.com,DNS:evil.example,DNS:localhost,IP:127.0.0.1",
+    "-addext", "subjectAltName=DNS:chat.deepseek.com,DNS:chatgpt.com,DNS:claude.ai,DNS:evil.example,DNS:localhost,IP:127.0.0.1",
   ], { stdio: "ignore" });
   const out = { key: readFileSync(key), cert: readFileSync(cert) };
   rmSync(dir, { recursive: true, force: true });
@@ -86,8 +94,8 @@ function pageHtml(history: [string, string][]): string {
 .fbb737a4{background:#eef} .ds-think-content{color:#888;font-size:12px} #composer{position:sticky;bottom:0;background:#fff;padding:8px;display:flex;gap:6px}
 textarea{flex:1;height:60px} [role=button]{border:1px solid #888;padding:4px 10px;cursor:pointer} [aria-disabled=true]{opacity:.4}</style></head>
 <body><div id="root"><div id="list">${msgs}</div>
-<div id="composer"><textarea id="chat-input" placeholder="Message DeepSeek"></textarea>
-<div role="button" class="ds-send-button" aria-disabled="true" tabindex="0">Send</div></div></div>
+<div id="composer"><textarea name="search" placeholder="Message DeepSeek "></textarea>
+<div role="button" class="ds-button ds-button--primary ds-button--filled ds-button--circle ds-button--disabled">↑</div></div></div>
 <script>${PAGE_SCRIPT}</script></body></html>`;
 }
 
@@ -95,17 +103,23 @@ textarea{flex:1;height:60px} [role=button]{border:1px solid #888;padding:4px 10p
 const PAGE_SCRIPT = String.raw`
 (() => {
   const list = document.getElementById("list");
-  const input = document.getElementById("chat-input");
+  const input = document.querySelector('textarea[name="search"]');
   const composer = document.getElementById("composer");
-  let send = composer.querySelector(".ds-send-button");
+  const send = composer.querySelector(".ds-button--primary");
   let busy = false;
   let conv = (location.pathname.match(/^\/a\/chat\/s\/([\w-]+)/) || [])[1] || null;
   let value = "";
   // like React: the app's state follows input events, not the DOM property
   input.addEventListener("input", () => { value = input.value; refresh(); });
   input.addEventListener("keydown", (e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); submit(); } });
-  send.addEventListener("click", () => submit());
-  function refresh() { send.setAttribute("aria-disabled", busy || value.trim() === "" ? "true" : "false"); }
+  // one control: send when idle, stop while a reply streams (only the icon changes)
+  send.addEventListener("click", () => { if (!busy) submit(); });
+  function refresh() {
+    const idleEmpty = !busy && value.trim() === "";
+    send.classList.toggle("ds-button--disabled", idleEmpty);
+    if (idleEmpty) send.removeAttribute("tabindex"); else send.setAttribute("tabindex", "0");
+    send.textContent = busy ? "■" : "↑";
+  }
   function esc(s) { const d = document.createElement("div"); d.textContent = s; return d.innerHTML; }
   function render(text) {
     const out = []; const lines = text.split("\n");
@@ -127,8 +141,6 @@ const PAGE_SCRIPT = String.raw`
     const ut = document.createElement("div"); ut.className = "fbb737a4"; ut.textContent = prompt; u.appendChild(ut);
     list.appendChild(u);
     if (!conv) { conv = crypto.randomUUID(); history.pushState({}, "", "/a/chat/s/" + conv); }
-    const stop = document.createElement("div"); stop.setAttribute("role", "button"); stop.className = "ds-stop-button"; stop.textContent = "Stop";
-    send.replaceWith(stop);
     const msg = document.createElement("div"); msg.className = "ds-message";
     const think = document.createElement("div"); think.className = "ds-think-content";
     const md = document.createElement("div"); md.className = "ds-markdown ds-markdown--block";
@@ -159,7 +171,6 @@ const PAGE_SCRIPT = String.raw`
     }
     // when the page itself saw its reply stream end (browser clock, for the latency figure)
     (window.__streamEnds = window.__streamEnds || []).push(Date.now());
-    stop.replaceWith(send);
     busy = false; refresh();
   }
 })();
@@ -198,6 +209,7 @@ export async function startFakeSite(): Promise<FakeSite> {
   let model: Model = () => ({ answer: "Hello." });
   const site: FakeSite = {
     port: 0,
+    chatgptUi: "chatgpt-1",
     turns,
     chunkSize: 12,
     chunkDelayMs: 15,
@@ -217,6 +229,28 @@ export async function startFakeSite(): Promise<FakeSite> {
       res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
       res.end(hostilePage());
       return;
+    }
+    if (host === "chatgpt.com" || host === "claude.ai") {
+      if (req.method === "POST" && url.pathname === "/replica/reply") {
+        const body = await readBody(req);
+        const { prompt, conversation } = JSON.parse(body) as { prompt: string; conversation: string };
+        const turn: Turn = { prompt, conversation, receivedAt: Date.now() };
+        turns.push(turn);
+        const reply = model(prompt, turns.length - 1);
+        res.writeHead(200, { "content-type": "text/plain; charset=utf-8", "cache-control": "no-cache" });
+        for (let i = 0; i < reply.answer.length; i += site.chunkSize) {
+          res.write(reply.answer.slice(i, i + site.chunkSize));
+          await sleep(site.chunkDelayMs);
+        }
+        res.end();
+        turn.streamEndAt = Date.now();
+        return;
+      }
+      if (req.method === "GET" && !url.pathname.startsWith("/replica/")) {
+        res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+        res.end(replicaHtml(host === "claude.ai" ? "claude" : site.chatgptUi));
+        return;
+      }
     }
     if (req.method === "POST" && url.pathname === "/api/v0/chat/completion") {
       const body = await new Promise<string>((r) => {
@@ -255,6 +289,14 @@ export async function startFakeSite(): Promise<FakeSite> {
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise<string>((r) => {
+    let s = "";
+    req.on("data", (c: Buffer) => (s += c.toString("utf8")));
+    req.on("end", () => r(s));
+  });
+}
 
 /** DeepSeek's stream shape: an init event, THINK then RESPONSE fragments, status FINISHED, close. */
 async function streamReply(res: ServerResponse, reply: { thinking?: string; answer: string }, size: number, delay: number): Promise<void> {

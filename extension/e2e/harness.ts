@@ -11,6 +11,7 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startFakeSite, type FakeSite } from "./fake-site";
+import { REPLICA_HOSTS, REPLICA_UI, type ReplicaKind } from "./replicas";
 import { tempDir } from "./tmp";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -183,7 +184,7 @@ export async function launch(): Promise<Env> {
       "--disable-sync",
       `--disable-extensions-except=${EXT_DIR}`,
       `--load-extension=${EXT_DIR}`,
-      `--host-resolver-rules=MAP chat.deepseek.com 127.0.0.1:${site.port}, MAP evil.example 127.0.0.1:${site.port}`,
+      `--host-resolver-rules=MAP chat.deepseek.com 127.0.0.1:${site.port}, MAP chatgpt.com 127.0.0.1:${site.port}, MAP claude.ai 127.0.0.1:${site.port}, MAP evil.example 127.0.0.1:${site.port}`,
       "--ignore-certificate-errors",
     ],
     viewport: { width: 1100, height: 800 },
@@ -224,15 +225,34 @@ export async function enablePerf(env: Env): Promise<void> {
 export async function openChat(env: Env, path = "/"): Promise<Page> {
   const page = await env.ctx.newPage();
   await page.goto(`https://chat.deepseek.com${path}`);
-  await page.waitForSelector("#chat-input");
+  await page.waitForSelector(DEEPSEEK_COMPOSER);
   return page;
 }
 
+/** DeepSeek's composer today: a textarea without an id. */
+export const DEEPSEEK_COMPOSER = 'textarea[name="search"]';
+
 /** Types into the composer and presses the send button, like a person. */
 export async function say(page: Page, text: string): Promise<void> {
-  await page.click("#chat-input");
+  await page.click(DEEPSEEK_COMPOSER);
   await page.keyboard.insertText(text);
-  await page.click('div[role="button"].ds-send-button[aria-disabled="false"]');
+  await page.click('div[role="button"].ds-button--primary:not(.ds-button--disabled)');
+}
+
+/** Opens a replica of another site (ChatGPT's two UIs, Claude.ai) at its real host name. */
+export async function openReplica(env: Env, kind: ReplicaKind, path = "/"): Promise<Page> {
+  if (kind !== "claude") env.site.chatgptUi = kind;
+  const page = await env.ctx.newPage();
+  await page.goto(`https://${REPLICA_HOSTS[kind]}${path}`);
+  await page.waitForSelector(REPLICA_UI[kind].composer);
+  return page;
+}
+
+/** Types into a replica's composer and clicks its send button, like a person. */
+export async function sayIn(page: Page, kind: ReplicaKind, text: string): Promise<void> {
+  await page.click(REPLICA_UI[kind].composer);
+  await page.keyboard.insertText(text);
+  await page.click(REPLICA_UI[kind].send);
 }
 
 export async function waitFor<T>(what: string, f: () => T | Promise<T>, timeoutMs = 20_000, everyMs = 100): Promise<NonNullable<T>> {
@@ -269,6 +289,11 @@ interface CdpNode {
  * the real mouse at its place on screen, which makes a trusted click.
  */
 export async function clickCardButton(page: Page, cardIndex: number, label: string): Promise<void> {
+  return clickShadowButton(page, "GROUND-LINK-CARD", cardIndex, label);
+}
+
+/** The same for any of our closed-shadow hosts (`GROUND-LINK-PICKER`: the Fix this site panel). */
+export async function clickShadowButton(page: Page, hostName: string, hostIndex: number, label: string): Promise<void> {
   const cdp = await page.context().newCDPSession(page);
   try {
     const { root } = (await cdp.send("DOM.getDocument", { depth: -1, pierce: true })) as { root: CdpNode };
@@ -278,17 +303,17 @@ export async function clickCardButton(page: Page, cardIndex: number, label: stri
       for (const c of [...(n.children ?? []), ...(n.shadowRoots ?? [])]) walk(c, into);
     };
     walk(root, (n) => {
-      if (n.nodeName === "GROUND-LINK-CARD") hosts.push(n);
+      if (n.nodeName === hostName) hosts.push(n);
     });
-    const host = hosts[cardIndex];
-    if (!host) throw new Error(`no card #${cardIndex} (the page has ${hosts.length})`);
+    const host = hosts[hostIndex];
+    if (!host) throw new Error(`no ${hostName} #${hostIndex} (the page has ${hosts.length})`);
     let button: CdpNode | undefined;
     for (const sr of host.shadowRoots ?? []) {
       walk(sr, (n) => {
         if (!button && n.nodeName === "BUTTON" && (n.children ?? []).some((c) => c.nodeValue === label)) button = n;
       });
     }
-    if (!button) throw new Error(`card #${cardIndex} has no "${label}" button`);
+    if (!button) throw new Error(`${hostName} #${hostIndex} has no "${label}" button`);
     await cdp.send("DOM.scrollIntoViewIfNeeded", { nodeId: button.nodeId });
     const { model } = (await cdp.send("DOM.getBoxModel", { nodeId: button.nodeId })) as { model: { content: number[] } };
     const q = model.content;

@@ -104,6 +104,11 @@ describe("stream routing", () => {
     ["chatgpt.com", "https://chatgpt.com/backend-api/conversation", "chatgpt"],
     ["chatgpt.com", "https://chatgpt.com/backend-api/f/conversation", "chatgpt"],
     ["chatgpt.com", "https://chatgpt.com/backend-api/conversation/abc", null],
+    // issue 14: signed out (the rebuilt UI's /uc/ chats) the reply streams from /backend-anon/f/conversation,
+    // after a /prepare call that is no reply (peers' traffic notes, 2026-06)
+    ["chatgpt.com", "https://chatgpt.com/backend-anon/f/conversation", "chatgpt"],
+    ["chatgpt.com", "https://chatgpt.com/backend-anon/f/conversation/prepare", null],
+    ["chatgpt.com", "https://chatgpt.com/backend-anon/sentinel/chat-requirements/prepare", null],
     ["claude.ai", "https://claude.ai/api/whatever", null],
   ];
   for (const [host, url, want] of table) it(`${host} ${url}`, () => expect(decoderForRequest(host, new URL(url))).toBe(want));

@@ -64,6 +64,10 @@ pub struct StatusView {
     pub confinement: Option<String>,
     /// The sandbox root is broad (home, `/`, ground-link's own state): what stays protected.
     pub root_warning: Option<String>,
+    /// The extension's last adapter problem per chat site ("DeepSeek: send button not found —
+    /// using Enter"), as it reported them to the bridge.
+    #[serde(default)]
+    pub site_problems: Vec<String>,
 }
 
 pub struct Host {
@@ -242,6 +246,11 @@ impl Host {
                     problem,
                     confinement,
                     root_warning: engine.broad_root_warning(),
+                    site_problems: bridge
+                        .adapter_problems()
+                        .into_iter()
+                        .flat_map(|p| p.problems)
+                        .collect(),
                 }
             }
             None => StatusView {
@@ -254,6 +263,7 @@ impl Host {
                 problem,
                 confinement: None,
                 root_warning: None,
+                site_problems: Vec::new(),
             },
         }
     }

@@ -143,6 +143,10 @@ pub fn look(s: &StatusView, lang: Language) -> TrayLook {
         {
             tooltip.push_str(&format!("\n{warning}: {p}"));
         }
+        // what the browser extension could not find on a chat site (issue 14)
+        for p in &s.site_problems {
+            tooltip.push_str(&format!("\n{p}"));
+        }
     }
     TrayLook {
         icon,
@@ -220,6 +224,7 @@ mod tests {
             problem: None,
             confinement: None,
             root_warning: None,
+            site_problems: Vec::new(),
         }
     }
 
@@ -275,6 +280,13 @@ mod tests {
         );
         assert!(
             tip.contains("warning: the sandbox root /home/u is broad"),
+            "{tip}"
+        );
+        // The extension's last adapter problem per site is in the tooltip too.
+        s.site_problems = vec!["DeepSeek: send button not found — using Enter".into()];
+        let tip = look(&s, Language::En).tooltip;
+        assert!(
+            tip.ends_with("\nDeepSeek: send button not found — using Enter"),
             "{tip}"
         );
     }

@@ -87,9 +87,86 @@ pub struct Bridge {
     /// reconnects to whatever serves next instead of holding a dead stream (and the server
     /// does not wait for it).
     closing: tokio_util::sync::CancellationToken,
+    /// The extension's last adapter problems per chat site (`POST /adapter-health`).
+    adapters: Mutex<BTreeMap<String, wire::AdapterProblem>>,
 }
 
+/// At most this many sites are remembered, each with at most this many problems of at most
+/// this many characters: a report is a few sentences, not a place to store data.
+const MAX_ADAPTER_SITES: usize = 32;
+const MAX_ADAPTER_PROBLEMS: usize = 8;
+const MAX_ADAPTER_PROBLEM_CHARS: usize = 300;
+
 impl Bridge {
+    /// The sites whose adapter the extension last found broken, with what it found (the tray's
+    /// tooltip and the authenticated `/health` show them).
+    pub fn adapter_problems(&self) -> Vec<wire::AdapterProblem> {
+        self.adapters
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect()
+    }
+
+    /// Keeps a site's report (an empty one clears the site), after checking its shape.
+    pub fn record_adapter_report(
+        &self,
+        report: wire::AdapterReport,
+        at_ms: u64,
+    ) -> Result<(), String> {
+        let site_ok = (1..=32).contains(&report.site.len())
+            && report.site.starts_with(|c: char| c.is_ascii_lowercase())
+            && report
+                .site
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+        if !site_ok {
+            return Err(format!(
+                "site {:?} is not an adapter id; use lowercase letters, digits and '-', e.g. deepseek",
+                report.site
+            ));
+        }
+        if report.problems.len() > MAX_ADAPTER_PROBLEMS {
+            return Err(format!(
+                "{} problems for {}; send at most {MAX_ADAPTER_PROBLEMS}",
+                report.problems.len(),
+                report.site
+            ));
+        }
+        for p in &report.problems {
+            if p.is_empty()
+                || p.chars().count() > MAX_ADAPTER_PROBLEM_CHARS
+                || p.chars().any(char::is_control)
+            {
+                return Err(format!(
+                    "a problem for {} must be one line of 1 to {MAX_ADAPTER_PROBLEM_CHARS} characters",
+                    report.site
+                ));
+            }
+        }
+        let mut map = self.adapters.lock().unwrap_or_else(|p| p.into_inner());
+        if report.problems.is_empty() {
+            map.remove(&report.site);
+            return Ok(());
+        }
+        if !map.contains_key(&report.site) && map.len() >= MAX_ADAPTER_SITES {
+            // the oldest report makes room
+            if let Some(oldest) = map.values().min_by_key(|p| p.at_ms).map(|p| p.site.clone()) {
+                map.remove(&oldest);
+            }
+        }
+        map.insert(
+            report.site.clone(),
+            wire::AdapterProblem {
+                site: report.site,
+                problems: report.problems,
+                at_ms,
+            },
+        );
+        Ok(())
+    }
+
     pub fn broker(&self) -> &Arc<Broker> {
         &self.broker
     }
@@ -219,6 +296,7 @@ pub async fn bind(
         nonces: sign::NonceBook::default(),
         started_ms,
         closing: tokio_util::sync::CancellationToken::new(),
+        adapters: Mutex::new(BTreeMap::new()),
     });
     Ok(Bound { bridge, listener })
 }
@@ -231,6 +309,7 @@ pub fn router(bridge: Arc<Bridge>) -> Router {
         .route("/tools", get(tools))
         .route("/prompt", get(prompt))
         .route("/events", get(events))
+        .route("/adapter-health", axum::routing::post(adapter_health))
         .nest_service("/mcp", mcp::service(Arc::clone(&bridge)))
         .fallback(not_found)
         .layer(DefaultBodyLimit::disable())
@@ -502,14 +581,36 @@ async fn health(
         mode: None,
         sandbox: None,
         pending: None,
+        adapters: None,
     };
     if authed {
         body.dir = Some(bridge.engine.jail().root().display().to_string());
         body.mode = Some(bridge.engine.mode());
         body.sandbox = Some(bridge.engine.config().sandbox);
         body.pending = Some(bridge.broker.pending_count() as u64);
+        body.adapters = Some(bridge.adapter_problems());
     }
     axum::Json(body).into_response()
+}
+
+/// `POST /adapter-health` (the guard already required the token): keep the extension's report.
+async fn adapter_health(State(bridge): State<Arc<Bridge>>, body: axum::body::Bytes) -> Response {
+    let report: wire::AdapterReport = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("adapter report is not {{\"site\",\"problems\":[…]}}: {e}"),
+            );
+        }
+    };
+    if let Err(message) = bridge.record_adapter_report(report, sign::now_ms()) {
+        return error(StatusCode::BAD_REQUEST, message);
+    }
+    axum::Json(wire::AdapterProblems {
+        adapters: bridge.adapter_problems(),
+    })
+    .into_response()
 }
 
 fn result_or_pending(id: &str, result: Option<CallResult>) -> Response {

@@ -27,6 +27,37 @@ pub struct Health {
     /// Calls waiting for the person's approval (authenticated callers only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending: Option<u64>,
+    /// The last adapter problem the extension reported per chat site (authenticated callers
+    /// only: which sites a person uses is nobody else's business).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapters: Option<Vec<AdapterProblem>>,
+}
+
+/// `POST /adapter-health` (token): what the extension's health check found wrong with a chat
+/// site's adapter on the page it last checked. An empty `problems` says the site is fine again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AdapterReport {
+    /// The adapter id, e.g. `deepseek`.
+    pub site: String,
+    /// One sentence per problem, e.g. "DeepSeek: send button not found — using Enter".
+    pub problems: Vec<String>,
+}
+
+/// A site's last reported adapter problems and when they came (Unix ms).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AdapterProblem {
+    pub site: String,
+    pub problems: Vec<String>,
+    pub at_ms: u64,
+}
+
+/// The answer to `POST /adapter-health`: every site with a problem now.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AdapterProblems {
+    pub adapters: Vec<AdapterProblem>,
 }
 
 /// `202` from `POST /exec`, `GET /calls/{id}` and `DELETE /calls/{id}`: the call is not over;

@@ -4,7 +4,7 @@ import { expect, test } from "@playwright/test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, request as httpRequest } from "node:http";
 import { join } from "node:path";
-import { bridgeBin, cards, clickCardButton, EXT_ID, enablePerf, launch, openChat, pair, say, startBridge, toolCall, TTY_MENU, TTY_REASON, waitFor, type Bridge, type Env } from "../harness";
+import { bridgeBin, cards, DEEPSEEK_COMPOSER, clickCardButton, EXT_ID, enablePerf, launch, openChat, pair, say, startBridge, toolCall, TTY_MENU, TTY_REASON, waitFor, type Bridge, type Env } from "../harness";
 import { removeTempDirs, tempDir } from "../tmp";
 
 const needBridge = () => {
@@ -94,7 +94,7 @@ test("Insert instructions puts the bridge's /prompt text into the composer", asy
     return chrome.tabs.sendMessage(tab?.id ?? -1, { type: "insertPrompt" });
   });
   expect(reply).toEqual({ type: "ok" });
-  const value = await page.inputValue("#chat-input");
+  const value = await page.inputValue(DEEPSEEK_COMPOSER);
   expect(value.length).toBeGreaterThan(50);
   expect(value).toContain("<tool>");
   expect(value).toBe(want);
@@ -516,8 +516,13 @@ test("a 300-block reply runs 20 calls; the other 280 come back as not run, in on
   const count = (s: string) => sent.split(s).length - 1;
   expect(count('<tool_result name="read_file" status="success">')).toBe(20);
   expect(count('<tool_result name="read_file" status="error">\nnot run: one reply may run at most 20 tool calls')).toBe(280);
-  // only 20 reached the engine (one audit line per call it ran)
+  // only 20 reached the engine (one audit line per call it ran) — also after the model's next,
+  // short answer: it is drawn before the page's stream-start message arrives, and the 300-block
+  // stream still on record then must not be taken for it (that re-ran the calls: 22 and 40 lines)
+  await waitFor("the model's next answer", () => env.site.turns[1]?.streamEndAt !== undefined);
+  await page.waitForTimeout(2500);
   expect(bridge.audit().length).toBe(20);
+  expect(env.site.turns.length).toBe(2);
   const [first, second] = env.site.turns;
   const afterStream = first?.streamEndAt !== undefined && second ? second.receivedAt - first.streamEndAt : NaN;
   console.log(`MEASURE 300-block reply: results message ${took} ms after the question, ${afterStream} ms after the reply finished streaming (20 calls run, 280 answered not run)`);

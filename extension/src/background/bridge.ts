@@ -9,7 +9,7 @@
  */
 
 import { SseReader } from "../shared/decoders";
-import { SIGNING, TOOL_NAMES } from "../shared/gen/bridge";
+import { SIGNING, TOOL_NAMES, type AdapterProblems, type AdapterReport } from "../shared/gen/bridge";
 import type { BridgeEvent, CallRequest, CallResult, CallStatus, FailureKind, Health, Risk, ToolName } from "../shared/protocol";
 import { answerMac, eventMac, importKey, same, sha256Hex, signRequest } from "./sign";
 
@@ -154,6 +154,17 @@ export class BridgeClient {
     if (s === 409) return { ok: true, value: "finished" };
     if (s === 404) return { ok: false, kind: "unknownCall", status: 404, message: `the bridge has no call ${callId} to cancel` };
     return { ok: false, kind: "http", status: s, message: `cancel failed (HTTP ${s}${errorSuffix(readJson(r.value))})` };
+  }
+
+  /** `POST /adapter-health`: a site's adapter problems (an empty list: the site is fine again). */
+  async reportAdapterHealth(report: AdapterReport): Promise<BridgeOutcome<AdapterProblems>> {
+    const r = await this.request("POST", "/adapter-health", report, SHORT_TIMEOUT_MS);
+    if (!r.ok) return r;
+    const body = readJson(r.value);
+    if (r.value.status !== 200 || !isRecord(body) || !Array.isArray(body.adapters)) {
+      return { ok: false, kind: "http", status: r.value.status, message: `POST /adapter-health failed (HTTP ${r.value.status}${errorSuffix(body)})` };
+    }
+    return { ok: true, value: body as unknown as AdapterProblems };
   }
 
   /** `GET /prompt?lang=…`: the instruction text, served as text/plain. */

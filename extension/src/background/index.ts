@@ -11,6 +11,9 @@
 import { BridgeClient } from "./bridge";
 import { Budget } from "../shared/budget";
 import { Dedupe } from "../shared/dedupe";
+import { adapterForHost, optionalHosts, validateOverrides } from "../shared/adapters";
+import { applyPack, PACK_FORMAT, PACK_VERSION } from "../shared/packs";
+import { isHealthReport, reportLines, type HealthReport } from "../shared/health";
 import { parseBridgeUrl, normaliseSettings, type Settings } from "../shared/settings";
 import { chromeLocal } from "../shared/store";
 import {
@@ -44,9 +47,11 @@ chrome.runtime.onMessage.addListener((msg: Request, sender, sendResponse: (r: Re
     sendResponse({ type: "failed", kind: "bad", message: "only the extension's own pages may change pairing or settings" });
     return false;
   }
-  handle(msg).then(sendResponse, (e: unknown) => sendResponse({ type: "failed", kind: "bad", message: String(e) }));
+  handle(msg, sender).then(sendResponse, (e: unknown) => sendResponse({ type: "failed", kind: "bad", message: String(e) }));
   return true;
 });
+
+chrome.tabs.onRemoved.addListener((tabId) => void chrome.storage.session.remove(healthKey(tabId)));
 
 chrome.runtime.onConnect.addListener((port) => {
   if (port.name !== EVENTS_PORT) return;
@@ -67,16 +72,44 @@ chrome.alarms.onAlarm.addListener((a) => {
 chrome.runtime.onInstalled.addListener(() => {
   void chrome.alarms.create(HEALTH_ALARM, { periodInMinutes: 0.5 });
   void checkHealth();
+  void syncOptionalScripts();
 });
 
 chrome.runtime.onStartup.addListener(() => {
   void chrome.alarms.create(HEALTH_ALARM, { periodInMinutes: 0.5 });
   void checkHealth();
+  void syncOptionalScripts();
 });
+
+chrome.permissions.onAdded.addListener(() => void syncOptionalScripts());
+chrome.permissions.onRemoved.addListener(() => void syncOptionalScripts());
 
 chrome.storage.onChanged.addListener((changes, area) => {
   if (area === "local" && (changes.token || changes.settings)) void checkHealth();
 });
+
+// ---- optional hosts (Grok on x.com) ----
+
+const OPTIONAL_SCRIPT_ID = "ground-link-optional-hosts";
+
+/**
+ * The content script runs on an optional host only while the person has granted it. X changes
+ * pages without loading them, so the script is there on all of x.com, and the adapter itself
+ * acts only on `/i/grok` (`pathsByHost`). No page-world hook: no decoder exists for X.
+ */
+async function syncOptionalScripts(): Promise<void> {
+  const granted: string[] = [];
+  for (const h of optionalHosts()) {
+    const origin = `https://${h}/*`;
+    if (await chrome.permissions.contains({ origins: [origin] })) granted.push(origin);
+  }
+  const existing = await chrome.scripting.getRegisteredContentScripts({ ids: [OPTIONAL_SCRIPT_ID] });
+  if (existing.length > 0) await chrome.scripting.unregisterContentScripts({ ids: [OPTIONAL_SCRIPT_ID] });
+  if (granted.length === 0) return;
+  await chrome.scripting.registerContentScripts([
+    { id: OPTIONAL_SCRIPT_ID, matches: granted, js: ["content.js"], runAt: "document_idle", allFrames: false, persistAcrossSessions: true },
+  ]);
+}
 
 // ---- request handling ----
 
@@ -85,7 +118,7 @@ function isRequest(m: unknown): m is Request {
 }
 
 function isUiRequest(m: Request): m is UiRequest {
-  return ["pair", "unpair", "checkNow", "setPaused", "setBridgeUrl"].includes(m.type);
+  return ["pair", "unpair", "checkNow", "setPaused", "setBridgeUrl", "tabHealth"].includes(m.type);
 }
 
 function fromExtensionPage(sender: chrome.runtime.MessageSender): boolean {
@@ -112,8 +145,33 @@ async function isPaused(): Promise<boolean> {
 const perfLog: { callId: string; sentAt: number }[] = [];
 (globalThis as unknown as { __groundLinkPerf: typeof perfLog }).__groundLinkPerf = perfLog;
 
-async function handle(msg: Request): Promise<Reply> {
+async function handle(msg: Request, sender: chrome.runtime.MessageSender): Promise<Reply> {
   switch (msg.type) {
+    case "health": {
+      const tabId = sender.tab?.id;
+      if (tabId === undefined || !isHealthReport(msg.report)) return { type: "failed", kind: "bad", message: "a health report comes from a chat tab, in the report's shape" };
+      await chrome.storage.session.set({ [healthKey(tabId)]: msg.report });
+      await showTabHealth(tabId, msg.report);
+      void forwardHealth(msg.report);
+      return { type: "ok" };
+    }
+    case "saveOverrides": {
+      // only a content script on that site's own page, after the person's trusted clicks
+      const host = sender.tab?.url ? new URL(sender.tab.url).host : "";
+      const site = adapterForHost(host);
+      if (!site || site.id !== msg.site) return { type: "failed", kind: "bad", message: `overrides for ${msg.site} come only from a ${msg.site} page` };
+      // the page already checked each selector against its DOM; here: the shape
+      const problems = validateOverrides({ [msg.site]: msg.overrides }, () => true);
+      if (problems.length > 0) return { type: "failed", kind: "bad", message: problems.join("; ") };
+      const s = await loadSettings();
+      const overrides = applyPack(s.overrides, { format: PACK_FORMAT, version: PACK_VERSION, sites: { [site.id]: msg.overrides } });
+      await kv.set({ settings: { ...s, overrides } });
+      return { type: "ok" };
+    }
+    case "tabHealth": {
+      const got = (await chrome.storage.session.get(healthKey(msg.tabId)))[healthKey(msg.tabId)];
+      return { type: "health", report: isHealthReport(got) ? got : null };
+    }
     case "config": {
       const got = await kv.get(["settings", "paused", "perfMarks"]);
       return { type: "config", settings: { ...normaliseSettings(got.settings), perfMarks: got.perfMarks === true }, paused: got.paused === true };
@@ -223,7 +281,7 @@ async function checkHealth(): Promise<ConnectionState> {
     state = { kind: "connected", port, dir: h.value.dir, sandbox: h.value.sandbox ?? null, mode: h.value.mode ?? null, version: h.value.version, checkedAt: now, pending };
   }
   await kv.set({ connection: state });
-  void chrome.action.setBadgeText({ text: state.kind === "connected" ? "" : state.kind === "notPaired" ? "!" : state.kind === "impostor" ? "?!" : "off" });
+  void chrome.action.setBadgeText({ text: connectionBadge(state) });
   void chrome.action.setBadgeBackgroundColor({ color: state.kind === "notPaired" ? "#9a6700" : "#cf222e" });
   broadcast({ type: "connection", connection: state });
   if (retryTimer !== null) clearTimeout(retryTimer);
@@ -237,6 +295,50 @@ async function checkHealth(): Promise<ConnectionState> {
     if (ports.size > 0) void startEvents();
   }
   return state;
+}
+
+function connectionBadge(state: ConnectionState | null): string {
+  if (!state) return "";
+  return state.kind === "connected" ? "" : state.kind === "notPaired" ? "!" : state.kind === "impostor" ? "?!" : "off";
+}
+
+// ---- adapter health (issue 14): per tab in the badge and popup, per site at the bridge ----
+
+function healthKey(tabId: number): string {
+  return `health:${tabId}`;
+}
+
+/** A tab whose chat site's adapter has a problem gets its own badge and a tooltip that says what. */
+async function showTabHealth(tabId: number, report: HealthReport): Promise<void> {
+  const lines = reportLines(report);
+  try {
+    if (lines.length > 0) {
+      await chrome.action.setBadgeText({ tabId, text: "⚠" });
+      await chrome.action.setBadgeBackgroundColor({ tabId, color: "#9a6700" });
+      await chrome.action.setTitle({ tabId, title: ["ground-link", ...lines].join("\n") });
+    } else {
+      await chrome.action.setBadgeText({ tabId, text: connectionBadge(await currentConnection()) });
+      await chrome.action.setTitle({ tabId, title: "ground-link" });
+    }
+  } catch {
+    // the tab went away meanwhile
+  }
+}
+
+/**
+ * Tells the bridge (behind the pairing key) a site's problems when they changed, so the tray
+ * can show them; a site that is fine again clears its entry there.
+ */
+async function forwardHealth(report: HealthReport): Promise<void> {
+  const conn = await currentConnection();
+  if (conn?.kind !== "connected") return;
+  const problems = reportLines(report);
+  const key = `sentHealth:${report.site}`;
+  const sent = (await chrome.storage.session.get(key))[key];
+  const now = JSON.stringify(problems);
+  if (sent === now) return;
+  const r = await (await client()).reportAdapterHealth({ site: report.site, problems });
+  if (r.ok) await chrome.storage.session.set({ [key]: now });
 }
 
 // ---- /events relay to the content scripts' ports ----

@@ -217,8 +217,60 @@ export function findComposer(root: ParentNode, adapter: SiteAdapter): HTMLElemen
   return findFirst(root, adapter, "composer", (el) => isUsableInput(el) && !el.closest(CARD_TAG)) as HTMLElement | null;
 }
 
+/** Whether `el` is itself the site's "still streaming" control (a send button that became stop). */
+function isStreamingControl(el: Element, adapter: SiteAdapter): boolean {
+  return adapter.streaming.some((sel) => safeMatches(el, sel));
+}
+
+/** The send button, never while it is the stop control: clicking that would cancel a reply. */
 export function findSendButton(root: ParentNode, adapter: SiteAdapter): HTMLElement | null {
-  return findFirst(root, adapter, "sendButton", (el) => !el.closest(CARD_TAG)) as HTMLElement | null;
+  return findFirst(root, adapter, "sendButton", (el) => !el.closest(CARD_TAG) && !isStreamingControl(el, adapter)) as HTMLElement | null;
+}
+
+/** Where a role was found: through the site's own selectors, only the generic fallback's, or not at all. */
+export type RoleSource = "site" | "generic" | null;
+
+export interface RoleSources {
+  assistantMessage: RoleSource;
+  userMessage: RoleSource;
+  composer: RoleSource;
+  sendButton: RoleSource;
+}
+
+function sourceOf(root: ParentNode, adapter: SiteAdapter, field: SelectorField, usable?: (el: Element) => boolean): RoleSource {
+  const lists = selectorsFor(adapter, field);
+  for (let i = 0; i < lists.length; i++) {
+    for (const sel of lists[i] ?? []) {
+      if (safeAll(root, sel).some((el) => !el.closest(CARD_TAG) && (!usable || usable(el)))) return i === 0 && adapter.id !== "generic" ? "site" : "generic";
+    }
+  }
+  return null;
+}
+
+/** For the health check: which selector list finds each role on this page. */
+export function locateRoles(root: ParentNode, adapter: SiteAdapter): RoleSources {
+  const assistant = assistantMessages(root, adapter).length > 0 ? sourceOf(root, adapter, "assistantMessage") : null;
+  const user = userMessages(root, adapter).length > 0 ? sourceOf(root, adapter, "userMessage") : null;
+  return {
+    assistantMessage: assistant,
+    userMessage: user,
+    composer: sourceOf(root, adapter, "composer", isUsableInput),
+    sendButton: sourceOf(root, adapter, "sendButton", (el) => !isStreamingControl(el, adapter)),
+  };
+}
+
+/**
+ * Before a pack that changes how turns are found is imported: how many elements its assistant
+ * selectors match on this page, how many of the person's own messages there are (the shipped
+ * user selectors plus the pack's), and how many of the matches are, hold or sit in one of them.
+ */
+export function overlapWithUserTurns(doc: Document, adapter: SiteAdapter, assistant: string[], user: string[]): { assistantMatches: number; userTurns: number; overlapping: number } {
+  const withUser: SiteAdapter = { ...adapter, userMessage: [...new Set([...user, ...adapter.userMessage])] };
+  const users = userMessages(doc, withUser);
+  const matches = new Set(assistant.flatMap((s) => safeAll(doc, s)));
+  let overlapping = 0;
+  for (const m of matches) if (users.some((u) => u === m || u.contains(m) || m.contains(u))) overlapping++;
+  return { assistantMatches: matches.size, userTurns: users.length, overlapping };
 }
 
 export function isDisabled(el: Element): boolean {

@@ -9,13 +9,16 @@
  * short quiet period, or a longer quiet period when the site gives no signal at all.
  */
 
-import { adapterForHost, applyOverrides, type SiteAdapter } from "../shared/adapters";
+import { adapterActiveAt, adapterForHost, applyOverrides, type SiteAdapter } from "../shared/adapters";
 import { replyKey } from "../shared/dedupe";
 import { t } from "../shared/i18n";
 import { mentionsTool, parseToolBlocks, type ParsedBlock } from "../shared/parser";
 import { EVENTS_PORT, isPageMessage, type ContentSettings, type TabReply, type TabRequest, type WorkerEvent } from "../shared/protocol";
 import { sessionId } from "../shared/session";
-import { assistantMessages, CARD_TAG, findComposer, isStreaming, messageText, userTurnsIn } from "./dom";
+import { addProblem } from "../shared/health";
+import { assistantMessages, CARD_TAG, findComposer, isStreaming, messageText, overlapWithUserTurns, userTurnsIn } from "./dom";
+import { checkPage } from "./health";
+import { Picker } from "./picker";
 import { insertIntoComposer } from "./insert";
 import { ask, ContextGone } from "./messaging";
 import { onWorkerEvent, ReplyRun } from "./runner";
@@ -30,6 +33,12 @@ const QUIET_AFTER_SIGNAL_MS = 120;
 const QUIET_NO_SIGNAL_MS = 1000;
 /** A block still open at the end looks like a reply that is still coming: wait longer. */
 const QUIET_UNTERMINATED_MS = 4000;
+/** The health check runs this long after the page settled (late panels, lazy composers)… */
+const HEALTH_AFTER_SETTLE_MS = 1500;
+/** …and this long after the URL changed (another conversation). */
+const HEALTH_AFTER_URL_MS = 2500;
+/** …and this long after a reply's results went out. */
+const HEALTH_AFTER_ROUND_MS = 500;
 /** Hydration: the DOM must be still this long before we touch it… */
 const SETTLE_QUIET_MS = 400;
 /** …or this long after start, whichever comes first. */
@@ -46,10 +55,27 @@ interface Candidate {
   fresh: boolean;
   /** The adapter's streaming signal was seen while this was the last reply. */
   sawSignal: boolean;
+  /** When it became the last reply (performance.now()): a network stream that ended before
+   * then belongs to an earlier reply. */
+  seenAt: number;
 }
 
 const base = adapterForHost(location.host);
-if (base) void boot(base).catch((e) => console.debug("[ground-link] stopped:", e));
+if (base) void whenActive(base).then(() => boot(base)).catch((e) => console.debug("[ground-link] stopped:", e));
+
+/** On a host where only some paths are a chat (x.com: `/i/grok`), waits until the page is on one. */
+function whenActive(adapter: SiteAdapter): Promise<void> {
+  return new Promise((resolve) => {
+    const check = (): boolean => adapterActiveAt(adapter, location.host, location.pathname);
+    if (check()) return resolve();
+    // a single-page app changes its path without an event we can hear from here: look every second
+    const timer = setInterval(() => {
+      if (!check()) return;
+      clearInterval(timer);
+      resolve();
+    }, 1000);
+  });
+}
 
 async function boot(baseAdapter: SiteAdapter): Promise<void> {
   const cfg = await ask({ type: "config" });
@@ -90,6 +116,9 @@ class Detector {
   private started = false;
   /** The reply whose stream began and ended while the page was still settling (see `start`). */
   private liveAtStart: Element | null = null;
+  private healthTimer: ReturnType<typeof setTimeout> | null = null;
+  /** Seen while running: a reply that grew with no streaming signal from the page. */
+  private noSignalSeen = false;
 
   constructor(
     private readonly doc: Document,
@@ -119,9 +148,24 @@ class Detector {
       if (this.started) this.schedule(0);
     });
     chrome.runtime.onMessage.addListener((msg: TabRequest, _sender, reply: (r: TabReply) => void) => {
-      if (msg?.type !== "insertPrompt") return false;
-      void this.insertPrompt().then(reply);
-      return true;
+      if (msg?.type === "insertPrompt") {
+        void this.insertPrompt().then(reply);
+        return true;
+      }
+      if (msg?.type === "startPicker") {
+        new Picker(this.doc, this.adapter, async (overrides) => {
+          const r = await ask({ type: "saveOverrides", site: this.adapter.id, overrides });
+          if (r.type === "failed") throw new Error(r.message);
+          this.scheduleHealth(HEALTH_AFTER_ROUND_MS);
+        }).start();
+        reply({ type: "ok" });
+        return false;
+      }
+      if (msg?.type === "checkSelectors" && msg.site === this.adapter.id) {
+        reply({ type: "selectorCheck", site: msg.site, ...overlapWithUserTurns(this.doc, this.adapter, msg.assistantMessage, msg.userMessage) });
+        return false;
+      }
+      return false;
     });
   }
 
@@ -165,8 +209,25 @@ class Detector {
     await this.markHistory(this.liveAtStart);
     this.started = true;
     const mo = new MutationObserver((records) => this.onMutations(records));
-    mo.observe(this.doc.body ?? this.doc.documentElement, { childList: true, subtree: true, characterData: true, attributes: true, attributeFilter: ["class", "aria-label", "data-is-streaming", "disabled", "aria-disabled"] });
+    mo.observe(this.doc.body ?? this.doc.documentElement, { childList: true, subtree: true, characterData: true, attributes: true, attributeFilter: ["class", "aria-label", "data-is-streaming", "disabled", "aria-disabled", "data-stop-generating", "data-message-streaming"] });
     this.evaluate(true);
+    this.scheduleHealth(HEALTH_AFTER_SETTLE_MS);
+  }
+
+  private scheduleHealth(ms: number): void {
+    if (this.healthTimer !== null) clearTimeout(this.healthTimer);
+    this.healthTimer = setTimeout(() => {
+      this.healthTimer = null;
+      void this.reportHealth();
+    }, ms);
+  }
+
+  /** Checks the roles on the page as it is now and tells the worker (popup, badge, bridge). */
+  private async reportHealth(): Promise<void> {
+    if (!adapterActiveAt(this.adapter, location.host, location.pathname)) return;
+    const report = checkPage(this.doc, this.adapter, location.pathname + location.search);
+    if (this.noSignalSeen && !this.adapter.decoder) addProblem(report, { kind: "noStreamingSignal" });
+    await ask({ type: "health", report });
   }
 
   /** Everything on the page now is history: its calls are never run. `keep` stays live. */
@@ -239,12 +300,15 @@ class Detector {
   }
 
   private evaluate(full: boolean): void {
+    // off the chat's own paths (X outside /i/grok) nothing is read or run
+    if (!adapterActiveAt(this.adapter, location.host, location.pathname)) return;
     const now = performance.now();
     if (this.syncUrl()) {
       // another conversation's history may now be on the page; the reply streaming right now stays live
       const keep = this.cand && (this.cand.active || this.openStreams.size > 0) ? this.cand.el : null;
       void this.markHistory(keep);
       full = true;
+      this.scheduleHealth(HEALTH_AFTER_URL_MS);
     }
     let last: Element | undefined;
     let count: number;
@@ -272,6 +336,7 @@ class Detector {
         active: streaming || replaced || last === this.liveAtStart,
         fresh: !this.history.has(last),
         sawSignal: signal || (replaced && prev.sawSignal),
+        seenAt: replaced ? prev.seenAt : now,
       };
     } else {
       const text = messageText(last, this.adapter);
@@ -290,15 +355,20 @@ class Detector {
     }
     if (!c.active) return;
     let text = c.text;
-    const streamText = this.lastStream?.text ?? "";
+    // The network stream speaks for this reply only if it ended while this reply was the last
+    // one (or it is the reply that ended while the page settled). A page can finish drawing a
+    // short reply before our stream-start message arrives: the stream still on record then is
+    // the previous reply's, and its calls must never be taken for this reply's.
+    const ours = this.lastStream !== null && (this.lastStream.endedAt >= c.seenAt || c.el === this.liveAtStart);
+    const streamText = ours ? (this.lastStream?.text ?? "") : "";
     // a site that renders <tool> as markup hides the tags: fall back to the stream's own text
     if (!mentionsTool(text) && mentionsTool(streamText)) text = streamText;
     if (!mentionsTool(text)) return;
     const blocks = parseToolBlocks(text);
     const key = blocksKey(blocks);
-    const streamAgrees = this.lastStream !== null && blocksKey(parseToolBlocks(streamText)) === key;
+    const streamAgrees = ours && blocksKey(parseToolBlocks(streamText)) === key;
     const unterminated = blocks.some((b) => b.kind === "error" && b.error === "unterminated");
-    let quiet = c.sawSignal || this.lastStream !== null ? QUIET_AFTER_SIGNAL_MS : QUIET_NO_SIGNAL_MS;
+    let quiet = c.sawSignal || ours ? QUIET_AFTER_SIGNAL_MS : QUIET_NO_SIGNAL_MS;
     if (unterminated) quiet = Math.max(quiet, QUIET_UNTERMINATED_MS);
     const waited = now - c.lastChange;
     if (!streamAgrees && waited < quiet) {
@@ -313,6 +383,12 @@ class Detector {
     if (this.handled.has(dedupeKey) || byElement.has(callsKey)) return;
     this.handled.add(dedupeKey);
     this.dispatchedBy.set(c.el, byElement.add(callsKey));
+    // a new reply grew and ended without the page ever showing its streaming signal: the
+    // adapter's signal is stale (or the site has none), and quiet time is what decided
+    if (c.fresh && !c.sawSignal && !ours && !this.noSignalSeen) {
+      this.noSignalSeen = true;
+      this.scheduleHealth(0);
+    }
     void this.dispatch(c.el, blocks, dedupeKey);
   }
 
@@ -376,6 +452,8 @@ class Detector {
     } finally {
       this.activeRuns--;
       if (this.activeRuns === 0) this.dropPort();
+      // the page as it is after a round (a reply, our results message): check the roles again
+      this.scheduleHealth(HEALTH_AFTER_ROUND_MS);
     }
   }
 

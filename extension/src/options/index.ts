@@ -3,9 +3,10 @@
  * (checked before saving, so a typo cannot silently switch a site off), step budget, auto-send.
  */
 
-import { ADAPTERS, SITE_IDS, validateOverrides, type AdapterOverrides } from "../shared/adapters";
+import { ADAPTERS, SITE_IDS, optionalHosts, validateOverrides, type AdapterOverrides } from "../shared/adapters";
 import { t } from "../shared/i18n";
-import type { Reply } from "../shared/protocol";
+import { applyPack, checkPack, exportPack, sitesNeedingPageCheck, type AdapterPack } from "../shared/packs";
+import type { Reply, TabReply } from "../shared/protocol";
 import { normaliseSettings, parseBridgeUrl, type Settings } from "../shared/settings";
 import { $, connectionLabel, localise, worker } from "../shared/ui";
 
@@ -111,8 +112,119 @@ async function save(): Promise<void> {
   showStatus(await statusOf({ type: "checkNow" }));
 }
 
+/** Grok on X: an optional permission, asked for from this click (Chrome needs a user gesture). */
+async function setGrokOnX(on: boolean): Promise<void> {
+  const origins = optionalHosts().map((h) => `https://${h}/*`);
+  const box = $("grokOnX") as HTMLInputElement;
+  if (on) {
+    const granted = await chrome.permissions.request({ origins });
+    box.checked = granted;
+    if (!granted) setMessage(t("permissionRefused"), true);
+  } else {
+    await chrome.permissions.remove({ origins });
+    box.checked = false;
+  }
+}
+
+// ---- adapter packs ----
+
+let checkedPack: AdapterPack | null = null;
+
+function showPackReport(lines: string[], error: boolean): void {
+  const list = $("packReport");
+  list.replaceChildren();
+  for (const line of lines) {
+    const li = document.createElement("li");
+    li.textContent = line;
+    if (error) li.className = "error";
+    list.append(li);
+  }
+}
+
+/**
+ * A pack that changes how a site's turns are found is checked on an open page of that site:
+ * refused when its reply selectors would also match the person's own messages there, and
+ * refused when no such page is open to check it on.
+ */
+async function checkOnPages(pack: AdapterPack): Promise<string[]> {
+  const problems: string[] = [];
+  for (const site of sitesNeedingPageCheck(pack)) {
+    if (site === "generic") continue;
+    const fields = pack.sites[site] ?? {};
+    const adapter = ADAPTERS[site];
+    const tabs = await chrome.tabs.query({ url: adapter.hosts.map((h) => `https://${h}/*`) });
+    let checked = false;
+    for (const tab of tabs) {
+      if (tab.id === undefined) continue;
+      try {
+        const r = (await chrome.tabs.sendMessage(tab.id, {
+          type: "checkSelectors",
+          site,
+          assistantMessage: fields.assistantMessage ?? adapter.assistantMessage,
+          userMessage: fields.userMessage ?? [],
+        })) as TabReply | undefined;
+        if (r?.type !== "selectorCheck") continue;
+        checked = true;
+        if (r.overlapping > 0) problems.push(`sites.${site}.assistantMessage also matches ${r.overlapping} of your own messages on the open ${adapter.name} page; refused`);
+        break;
+      } catch {
+        // no content script in that tab (not loaded yet, or the site is switched off)
+      }
+    }
+    if (!checked) problems.push(`sites.${site} changes how turns are found: open a ${adapter.name} conversation in a tab so the pack can be checked against it, then check again`);
+  }
+  return problems;
+}
+
+async function checkPackText(): Promise<void> {
+  checkedPack = null;
+  $("applyPack").hidden = true;
+  const current = (await load()).overrides;
+  const r = checkPack(($("pack") as HTMLTextAreaElement).value, current, isValidSelector);
+  if (!r.ok) return showPackReport(r.problems, true);
+  const onPage = await checkOnPages(r.pack);
+  if (onPage.length > 0) return showPackReport(onPage, true);
+  if (r.changes.length === 0) return showPackReport([t("packNoChanges")], false);
+  showPackReport(
+    [
+      ...(r.pack.name ? [r.pack.name] : []),
+      ...r.changes.map((c) => `${c.site}.${c.field}: ${c.before ? JSON.stringify(c.before) : "(shipped)"} → ${JSON.stringify(c.after)}`),
+    ],
+    false,
+  );
+  checkedPack = r.pack;
+  $("applyPack").hidden = false;
+}
+
+async function applyCheckedPack(): Promise<void> {
+  if (!checkedPack) return;
+  const s = await load();
+  const next: Settings = { ...s, overrides: applyPack(s.overrides, checkedPack) };
+  await chrome.storage.local.set({ settings: next });
+  checkedPack = null;
+  $("applyPack").hidden = true;
+  render(next);
+  showPackReport([t("packApplied")], false);
+}
+
+async function exportCurrentPack(): Promise<void> {
+  const text = exportPack((await load()).overrides);
+  ($("pack") as HTMLTextAreaElement).value = text;
+  const a = document.createElement("a");
+  a.href = URL.createObjectURL(new Blob([text], { type: "application/json" }));
+  a.download = "ground-link-adapter-pack.json";
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   localise(document);
+  $("exportPack").addEventListener("click", () => void exportCurrentPack());
+  $("checkPack").addEventListener("click", () => void checkPackText());
+  $("applyPack").addEventListener("click", () => void applyCheckedPack());
+  const grokBox = $("grokOnX") as HTMLInputElement;
+  void chrome.permissions.contains({ origins: optionalHosts().map((h) => `https://${h}/*`) }).then((has) => (grokBox.checked = has));
+  grokBox.addEventListener("change", () => void setGrokOnX(grokBox.checked));
   void load().then(render);
   void statusOf({ type: "status" }).then(showStatus);
   $("save").addEventListener("click", () => void save());

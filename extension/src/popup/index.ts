@@ -5,6 +5,7 @@
  */
 
 import { t } from "../shared/i18n";
+import { reportLines } from "../shared/health";
 import type { Reply, TabReply } from "../shared/protocol";
 import { $, connectionLabel, localise, worker } from "../shared/ui";
 
@@ -44,9 +45,28 @@ async function activeChatTab(): Promise<chrome.tabs.Tab | undefined> {
   return tab;
 }
 
+/** What the health check found on the active tab's chat page (nothing shown on other pages). */
+async function renderHealth(): Promise<void> {
+  const tab = await activeChatTab();
+  if (tab?.id === undefined) return;
+  const r = await worker({ type: "tabHealth", tabId: tab.id });
+  if (r.type !== "health" || !r.report) return;
+  const lines = reportLines(r.report);
+  const list = $("healthLines");
+  list.replaceChildren();
+  for (const text of lines.length > 0 ? lines : [t("healthOk", r.report.siteName)]) {
+    const li = document.createElement("li");
+    li.textContent = text;
+    if (lines.length > 0) li.className = "warn";
+    list.append(li);
+  }
+  $("siteHealth").hidden = false;
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   localise(document);
   void worker({ type: "status" }).then(render);
+  void renderHealth();
   $("pair").addEventListener("click", () => {
     const input = $("token") as HTMLInputElement;
     void worker({ type: "pair", token: input.value }).then((r) => {
@@ -57,6 +77,20 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   $("pause").addEventListener("click", () => void worker({ type: "setPaused", paused: !paused }).then(render));
   $("options").addEventListener("click", () => void chrome.runtime.openOptionsPage());
+  $("fixSite").addEventListener("click", () => {
+    void (async () => {
+      const tab = await activeChatTab();
+      try {
+        if (tab?.id === undefined) throw new Error("no tab");
+        await chrome.tabs.sendMessage(tab.id, { type: "startPicker" });
+        $("message").textContent = t("pickerStarted");
+        // the popup would take the next click: close it so the person picks on the page
+        setTimeout(() => window.close(), 600);
+      } catch {
+        $("message").textContent = t("noChatTab");
+      }
+    })();
+  });
   $("insert").addEventListener("click", () => {
     void (async () => {
       const tab = await activeChatTab();
@@ -66,7 +100,7 @@ document.addEventListener("DOMContentLoaded", () => {
       }
       try {
         const r = (await chrome.tabs.sendMessage(tab.id, { type: "insertPrompt" })) as TabReply | undefined;
-        $("message").textContent = r?.type === "ok" ? t("insertedInstructions") : (r?.message ?? t("noChatTab"));
+        $("message").textContent = r?.type === "ok" ? t("insertedInstructions") : r?.type === "failed" ? r.message : t("noChatTab");
       } catch {
         $("message").textContent = t("noChatTab");
       }

@@ -7,6 +7,7 @@
 // ---- bridge wire types (DESIGN §6): generated from the Rust types, never written here ----
 
 import type { CallResult, Event, ToolCall } from "./gen/bridge";
+import type { HealthReport } from "./health";
 
 export type { CallRequest, CallResult, CallStatus, Decision, ErrorBody, Health, PendingAnswer, Risk, ToolCall, ToolName, Verdict } from "./gen/bridge";
 
@@ -48,7 +49,11 @@ export type ContentRequest =
   | { type: "takeRound"; session: string }
   | { type: "resetRounds"; session: string }
   | { type: "prompt"; lang?: "en" | "zh" }
-  | { type: "status" };
+  | { type: "status" }
+  /** A selector override the person made with the picker on this site (trusted clicks only). */
+  | { type: "saveOverrides"; site: string; overrides: import("./adapters").SelectorOverrides }
+  /** The page's adapter health check (shown in the popup and badge, passed on to the bridge). */
+  | { type: "health"; report: HealthReport };
 
 // ---- messages: popup/options -> service worker ----
 
@@ -57,7 +62,8 @@ export type UiRequest =
   | { type: "unpair" }
   | { type: "checkNow" }
   | { type: "setPaused"; paused: boolean }
-  | { type: "setBridgeUrl"; url: string };
+  | { type: "setBridgeUrl"; url: string }
+  | { type: "tabHealth"; tabId: number };
 
 export type Request = ContentRequest | UiRequest;
 
@@ -72,6 +78,7 @@ export type Reply =
   | { type: "failed"; message: string; kind: FailureKind }
   | { type: "prompt"; text: string }
   | { type: "status"; connection: ConnectionState | null; paused: boolean }
+  | { type: "health"; report: HealthReport | null }
   | { type: "ok" };
 
 /** What a content script may know of the settings: everything but secrets (there are none in Settings). */
@@ -79,8 +86,16 @@ export type ContentSettings = import("./settings").Settings & { perfMarks: boole
 
 // ---- messages: popup -> content script ----
 
-export type TabRequest = { type: "insertPrompt" };
-export type TabReply = { type: "ok" } | { type: "failed"; message: string };
+export type TabRequest =
+  | { type: "insertPrompt" }
+  /** "Fix this site": start the element picker on the page. */
+  | { type: "startPicker" }
+  /** An adapter pack's turn selectors, checked against this page's turns before an import. */
+  | { type: "checkSelectors"; site: string; assistantMessage: string[]; userMessage: string[] };
+export type TabReply =
+  | { type: "ok" }
+  | { type: "failed"; message: string }
+  | { type: "selectorCheck"; site: string; assistantMatches: number; userTurns: number; overlapping: number };
 
 // ---- events: service worker -> content scripts (over a port) ----
 

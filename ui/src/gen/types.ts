@@ -338,6 +338,11 @@ export type StatusView = {
   /** The sandbox root is broad (home, `/`, ground-link's own state): what stays protected. */
   rootWarning: string | null;
   running: boolean;
+  /**
+   * The extension's last adapter problem per chat site ("DeepSeek: send button not found —
+   * using Enter"), as it reported them to the bridge.
+   */
+  siteProblems: string[];
 };
 
 /** One step that looked at the call, and what it concluded (`None`: it passed the call on). */

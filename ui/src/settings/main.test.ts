@@ -8,7 +8,7 @@ import { englishFromTable, strayWords, visibleTexts } from "../i18n-check";
 let lang: Language = "en";
 const calls: { cmd: string; args: Record<string, unknown> }[] = [];
 // What some commands answer next; the walk changes them to reach the window's other states.
-const RUNNING: StatusView = { confinement: "landlock", connected: false, paused: false, pending: 2, port: 8787, problem: null, root: "/srv/sb", rootWarning: null, running: true };
+const RUNNING: StatusView = { confinement: "landlock", connected: false, paused: false, pending: 2, port: 8787, problem: null, root: "/srv/sb", rootWarning: null, running: true, siteProblems: [] };
 const PAIRED: PairingView = { connected: false, keptIn: "K-keyring", paired: [{ origin: "chrome-extension://abc", lastSeen: 1_700_000_000 }], port: 8787, token: "tok", warning: "W-keyring" };
 let status: StatusView = RUNNING;
 let trust: TrustView = { exists: true, trusted: false, diff: "@@ -1 +1 @@\n-a\n+b", error: "E-trust", content: "b" };

@@ -2,6 +2,29 @@
 // Regenerate: GL_WRITE_TYPES=1 cargo test --lib tsgen
 /* eslint-disable */
 
+/** A site's last reported adapter problems and when they came (Unix ms). */
+export type AdapterProblem = {
+  atMs: number;
+  problems: string[];
+  site: string;
+};
+
+/** The answer to `POST /adapter-health`: every site with a problem now. */
+export type AdapterProblems = {
+  adapters: AdapterProblem[];
+};
+
+/**
+ * `POST /adapter-health` (token): what the extension's health check found wrong with a chat
+ * site's adapter on the page it last checked. An empty `problems` says the site is fine again.
+ */
+export type AdapterReport = {
+  /** One sentence per problem, e.g. "DeepSeek: send button not found — using Enter". */
+  problems: string[];
+  /** The adapter id, e.g. `deepseek`. */
+  site: string;
+};
+
 /** `ask` (default) or `auto` (moderate calls run without a dialog; dangerous still asks). */
 export type ApprovalMode = "ask" | "auto";
 
@@ -73,6 +96,11 @@ export type Event = {
  * pairing key (a signed request, or the bearer token) learns where it works and how.
  */
 export type Health = {
+  /**
+   * The last adapter problem the extension reported per chat site (authenticated callers
+   * only: which sites a person uses is nobody else's business).
+   */
+  adapters?: AdapterProblem[] | null;
   /** Always `"ground-link"`. */
   app: string;
   /** The sandbox root (authenticated callers only). */
