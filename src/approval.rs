@@ -252,7 +252,16 @@ pub fn describe_call(request: &ApprovalRequest) -> CallDescription {
         blocks.insert(0, block("diff", diff));
     }
     CallDescription {
-        chat: request.session.as_deref().map(one_line),
+        // A named client is shown by its token's name, never by what it calls itself.
+        chat: match (&request.client, &request.session) {
+            (Some(client), Some(session)) => Some(format!(
+                "client {} ({})",
+                one_line(client),
+                one_line(session)
+            )),
+            (Some(client), None) => Some(format!("client {}", one_line(client))),
+            (None, session) => session.as_deref().map(one_line),
+        },
         reason: request.reason.as_deref().map(one_line),
         args,
         command_parts: request.command_parts.iter().map(|p| one_line(p)).collect(),

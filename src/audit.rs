@@ -92,6 +92,9 @@ pub struct AuditEntry {
     #[serde(default)]
     pub time: String,
     pub source: Source,
+    /// The named client (its token's name), for calls from MCP clients with their own token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
     pub session: Option<String>,
     pub call_id: String,
     pub tool: String,
@@ -114,6 +117,9 @@ pub struct AuditEntry {
 struct LineOut<'a> {
     time: &'a str,
     source: Source,
+    // Absent when unset, so lines written before the field existed hash as they did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    client: &'a Option<String>,
     session: &'a Option<String>,
     call_id: &'a str,
     tool: &'a str,
@@ -553,6 +559,7 @@ fn build_line(entry: &AuditEntry, now: &str, prev: &str) -> Result<Line, AuditEr
             &entry.time
         },
         source: entry.source,
+        client: &entry.client,
         session: &entry.session,
         call_id: &entry.call_id,
         tool: &entry.tool,

@@ -525,6 +525,7 @@ impl Engine {
             let entry = AuditEntry {
                 time: String::new(),
                 source,
+                client: req.client.clone(),
                 session: req.session.clone(),
                 call_id: call_id.clone(),
                 tool: name.clone(),
@@ -813,6 +814,7 @@ impl Engine {
             diff,
             session: req.session.clone(),
             source,
+            client: req.client.clone(),
             proposed_rule: proposed_rule(p),
             scopes: outcome.scopes.clone(),
             timeout_ms: self.config.approval_timeout.as_millis() as u64,

@@ -101,12 +101,27 @@ impl Common {
     }
 }
 
+/// Named tokens, one per MCP client: the audit log and the person's questions name the client,
+/// and revoking one leaves the others and the extension working.
+#[derive(Subcommand)]
+enum ClientCommand {
+    /// Make a token for the client NAME and print it (the only time it is shown).
+    Add { name: String },
+    /// List the named clients.
+    List,
+    /// Revoke the client NAME's token; a running bridge refuses it at once.
+    Revoke { name: String },
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Run the bridge on 127.0.0.1 for the browser extension, asking approvals on this terminal.
     Serve(ServeArgs),
-    /// Show the bridge token (or replace it with --rotate).
+    /// Show the bridge token (or replace it with --rotate); `token add|list|revoke` manage
+    /// the named tokens of MCP clients.
     Token {
+        #[command(subcommand)]
+        client: Option<ClientCommand>,
         #[arg(long)]
         rotate: bool,
         #[arg(long, value_name = "F")]
@@ -295,7 +310,48 @@ async fn shutdown_signal() {
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Serve(args) => serve(args),
-        Command::Token { rotate, token_file } => {
+        Command::Token {
+            client: Some(action),
+            ..
+        } => {
+            let clients = ground_link::bridge::clients::Clients::new(
+                ground_link::bridge::clients::default_location(&ConfigPaths::from_env()?),
+            );
+            match action {
+                ClientCommand::Add { name } => {
+                    let secret = clients.add(&name)?;
+                    println!("{secret}");
+                    eprintln!(
+                        "token for {name}: shown once; give it to the client as \
+                         `Authorization: Bearer <token>` (revoke it with `ground-link token \
+                         revoke {name}`)"
+                    );
+                }
+                ClientCommand::List => {
+                    let list = clients.list()?;
+                    if list.is_empty() {
+                        eprintln!("no named clients (add one with `ground-link token add NAME`)");
+                    }
+                    for c in list {
+                        println!("{}\tcreated {}", c.name, c.created);
+                    }
+                }
+                ClientCommand::Revoke { name } => {
+                    if !clients.revoke(&name)? {
+                        anyhow::bail!(
+                            "no client named {name:?}; `ground-link token list` shows the names"
+                        );
+                    }
+                    eprintln!("revoked {name}: its token no longer opens the bridge");
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Token {
+            client: None,
+            rotate,
+            token_file,
+        } => {
             let path = token_path(token_file)?;
             let token = if rotate {
                 ground_link::bridge::token::rotate(&path)?

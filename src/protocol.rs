@@ -109,6 +109,10 @@ pub struct CallRequest {
     /// and the person's denial stops the rest of it (DESIGN §5.2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reply: Option<String>,
+    /// The named client whose token the bridge authenticated (`ground-link token add`). Set
+    /// by the bridge only: a client cannot claim a name in the call's JSON.
+    #[serde(skip)]
+    pub client: Option<String>,
 }
 
 impl CallRequest {
@@ -131,6 +135,7 @@ impl From<ToolCall> for CallRequest {
             call_id: None,
             wait_ms: None,
             reply: None,
+            client: None,
         }
     }
 }
@@ -460,6 +465,9 @@ pub struct ApprovalRequest {
     pub diff: Option<String>,
     pub session: Option<String>,
     pub source: Source,
+    /// The named client the call came from (its token's name, never what the client says).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
     /// The narrowest useful rule for a scoped allow; the user may edit it.
     pub proposed_rule: Rule,
     /// Scoped answers that make sense here (a protected path only allows `once`).

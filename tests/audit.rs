@@ -57,6 +57,7 @@ fn entry(id: &str) -> AuditEntry {
     AuditEntry {
         time: String::new(),
         source: Source::Bridge,
+        client: None,
         session: Some("chat-1".into()),
         call_id: id.to_string(),
         tool: "exec_cmd".into(),

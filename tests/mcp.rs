@@ -251,3 +251,105 @@ fn a_cancelled_mcp_call_withdraws_its_question() {
     assert_ne!(line["status"], "success", "{line}");
     server.shutdown();
 }
+
+#[test]
+fn a_named_client_token_is_its_own_and_revoking_it_leaves_the_others() {
+    let f = Fixture::new();
+    std::fs::write(f.root.join("notes.txt"), "hello\n").unwrap();
+    let clients = ground_link::bridge::clients::Clients::new(
+        ground_link::bridge::clients::default_location(&f.paths),
+    );
+    let claude = clients.add("claude-code").unwrap();
+    let cursor = clients.add("cursor").unwrap();
+    let mut server = Server::start(
+        &f,
+        Arc::new(DenyApprover { reason: None }),
+        ApprovalMode::Ask,
+        Duration::from_secs(5),
+    );
+    let url = format!("{}/mcp", server.base);
+    let read = |token: &str| {
+        let url = url.clone();
+        let token = token.to_owned();
+        async move {
+            let transport = StreamableHttpClientTransport::from_config(
+                StreamableHttpClientTransportConfig::with_uri(url).auth_header(token),
+            );
+            let client = ClientConfig::default().serve(transport).await?;
+            let r = client
+                .call_tool(
+                    CallToolRequestParams::new("read_file")
+                        .with_arguments(args(json!({"path": "notes.txt"}))),
+                )
+                .await?;
+            let _ = client.cancel().await;
+            anyhow::Ok(text_of(&r.content))
+        }
+    };
+    server.runtime.block_on(async {
+        assert!(read(&claude).await.unwrap().contains("hello"));
+        assert!(read(&cursor).await.unwrap().contains("hello"));
+        // Revoked while the bridge runs: refused at once; the other client and the bridge
+        // token go on working.
+        assert!(clients.revoke("claude-code").unwrap());
+        assert!(read(&claude).await.is_err());
+        assert!(read(&cursor).await.unwrap().contains("hello"));
+        assert!(read(TOKEN).await.unwrap().contains("hello"));
+    });
+    let (code, _) = raw(
+        server.port,
+        &format!(
+            "GET /tools HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Bearer {claude}\r\nConnection: close\r\n\r\n",
+            server.port
+        ),
+    );
+    assert_eq!(code, 401);
+    server.shutdown();
+    // The audit log names each client by its token's name.
+    let lines = audit_lines(&f);
+    let client_of = |name: &str| {
+        lines
+            .iter()
+            .filter(|l| l["client"] == name && l["tool"] == "read_file")
+            .count()
+    };
+    assert_eq!(client_of("claude-code"), 1, "{lines:?}");
+    assert_eq!(client_of("cursor"), 2, "{lines:?}");
+    assert!(lines.iter().any(|l| l.get("client").is_none()));
+}
+
+#[test]
+fn token_add_list_and_revoke_on_the_command_line() {
+    let f = Fixture::new();
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_ground-link"))
+            .args(args)
+            .env("XDG_CONFIG_HOME", f.base().join("config"))
+            .env("XDG_DATA_HOME", f.base().join("data"))
+            .output()
+            .unwrap()
+    };
+    let out = run(&["token", "add", "claude-code"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let secret = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    assert!(secret.starts_with("glc_") && secret.len() > 60, "{secret}");
+    let out = run(&["token", "add", "claude-code"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("exists already"));
+    let out = run(&["token", "add", "bad name"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a client name"));
+    let out = run(&["token", "list"]);
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("claude-code\t"));
+    // The file keeps a digest, never the token.
+    let file = std::fs::read_to_string(f.base().join("config/ground-link/clients.json")).unwrap();
+    assert!(!file.contains(&secret[4..]));
+    let out = run(&["token", "revoke", "claude-code"]);
+    assert!(out.status.success());
+    let out = run(&["token", "revoke", "claude-code"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("token list"));
+}

@@ -135,6 +135,7 @@ mod tests {
         AuditEntry {
             time: String::new(),
             source: Source::Bridge,
+            client: None,
             session: Some(session.into()),
             call_id: format!("c-{tool}"),
             tool: tool.into(),

@@ -169,6 +169,7 @@ pub(crate) mod tests {
             diff: Some("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old\n+new\u{202E}\n same\n".into()),
             session: Some("chat.example/c/1".into()),
             source: Source::Bridge,
+            client: None,
             proposed_rule: Rule {
                 id: "allow-write_file-src".into(),
                 action: RuleAction::Allow,

@@ -112,6 +112,7 @@ impl ServerHandler for McpServer {
             call_id: Some(crate::engine::new_call_id()),
             wait_ms: None,
             reply: None,
+            client: client_of(&context),
         };
         let result = self.run(call, &context).await;
         let content = vec![ContentBlock::text(result.formatted.clone())];
@@ -153,8 +154,8 @@ impl McpServer {
     }
 }
 
-/// Whose "allow for this conversation" a call can use: its MCP session, or one shared by
-/// every stateless call of the token.
+/// Whose "allow for this conversation" a call can use: its MCP session, or, for a stateless
+/// call, its client (every stateless call of one token shares it).
 fn session_of(context: &RequestContext<RoleServer>) -> String {
     let id = context
         .extensions
@@ -162,10 +163,20 @@ fn session_of(context: &RequestContext<RoleServer>) -> String {
         .and_then(|p| p.headers.get(SESSION_HEADER))
         .and_then(|v| v.to_str().ok())
         .filter(|v| !v.is_empty() && v.len() <= 128);
-    match id {
-        Some(id) => format!("mcp:{id}"),
-        None => "mcp:stateless".to_owned(),
+    match (id, client_of(context)) {
+        (Some(id), _) => format!("mcp:{id}"),
+        (None, Some(name)) => format!("mcp-client:{name}"),
+        (None, None) => "mcp:stateless".to_owned(),
     }
+}
+
+/// The named client the bridge's guard authenticated, if the token was one.
+fn client_of(context: &RequestContext<RoleServer>) -> Option<String> {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|p| p.extensions.get::<super::ClientName>())
+        .and_then(|c| c.0.clone())
 }
 
 /// A sandbox tool as MCP lists it: the same schema and hints as `GET /tools`.

@@ -15,6 +15,7 @@
 //! - nothing here answers an approval: the broker asks the host's own approver.
 
 pub mod broker;
+pub mod clients;
 mod mcp;
 pub mod sign;
 pub mod token;
@@ -87,6 +88,8 @@ pub struct Bridge {
     /// reconnects to whatever serves next instead of holding a dead stream (and the server
     /// does not wait for it).
     closing: tokio_util::sync::CancellationToken,
+    /// Named client tokens (`ground-link token add NAME`), read again when their file changes.
+    clients: clients::Clients,
     /// The extension's last adapter problems per chat site (`POST /adapter-health`).
     adapters: Mutex<BTreeMap<String, wire::AdapterProblem>>,
 }
@@ -281,6 +284,7 @@ pub async fn bind(
         .local_addr()
         .map_err(|source| BridgeError::Bind { port, source })?
         .port();
+    let engine_paths = engine.config().paths.clone();
     let bridge = Arc::new(Bridge {
         engine,
         broker,
@@ -296,6 +300,7 @@ pub async fn bind(
         nonces: sign::NonceBook::default(),
         started_ms,
         closing: tokio_util::sync::CancellationToken::new(),
+        clients: clients::Clients::new(clients::default_location(&engine_paths)),
         adapters: Mutex::new(BTreeMap::new()),
     });
     Ok(Bound { bridge, listener })
@@ -331,6 +336,10 @@ fn error(status: StatusCode, message: impl Into<String>) -> Response {
 /// Whether the request proved the pairing key; set by [`guard`].
 #[derive(Clone, Copy)]
 struct Authed(bool);
+
+/// The named client a request authenticated as (`None`: the bridge token or the extension).
+#[derive(Clone, Debug)]
+pub(crate) struct ClientName(pub(crate) Option<String>);
 
 /// The nonce of a request that was signed and checked; its answer is signed over it.
 #[derive(Clone)]
@@ -521,6 +530,7 @@ async fn guard(State(bridge): State<Arc<Bridge>>, req: Request, next: Next) -> R
     } else {
         (req, None)
     };
+    let mut client: Option<String> = None;
     let authed = match &nonce {
         Some(_) => true,
         // A browser extension always signs: a bearer token from one would mean the raw key
@@ -531,7 +541,18 @@ async fn guard(State(bridge): State<Arc<Bridge>>, req: Request, next: Next) -> R
                 "browser extensions must sign their requests; a bearer token is refused from them",
             );
         }
-        None => bearer(req.headers()).is_some_and(|t| bridge.token.matches(t)),
+        None => match bearer(req.headers()) {
+            Some(t) if bridge.token.matches(t) => true,
+            // A named client's own token: the calls it makes carry its name.
+            Some(t) => match bridge.clients.identify(t) {
+                Some(name) => {
+                    client = Some(name);
+                    true
+                }
+                None => false,
+            },
+            None => false,
+        },
     };
     if authed {
         let now = unix_now();
@@ -550,6 +571,7 @@ async fn guard(State(bridge): State<Arc<Bridge>>, req: Request, next: Next) -> R
         );
     }
     req.extensions_mut().insert(Authed(authed));
+    req.extensions_mut().insert(ClientName(client));
     if let Some(n) = &nonce {
         req.extensions_mut().insert(SignedNonce(n.clone()));
     }
@@ -674,7 +696,11 @@ impl Drop for InFlight {
     }
 }
 
-async fn exec(State(bridge): State<Arc<Bridge>>, body: Bytes) -> Response {
+async fn exec(
+    State(bridge): State<Arc<Bridge>>,
+    axum::Extension(ClientName(client)): axum::Extension<ClientName>,
+    body: Bytes,
+) -> Response {
     let text = match std::str::from_utf8(&body) {
         Ok(t) => t,
         Err(_) => return error(StatusCode::BAD_REQUEST, "the body is not UTF-8 JSON"),
@@ -701,6 +727,7 @@ async fn exec(State(bridge): State<Arc<Bridge>>, body: Bytes) -> Response {
         );
     }
     req.call_id = Some(id.clone());
+    req.client = client;
     let wait = req
         .wait_ms
         .map(Duration::from_millis)
