@@ -14,6 +14,8 @@
 
 use std::ffi::OsStr;
 use std::path::{Component, Path, PathBuf};
+use std::sync::RwLock;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
@@ -159,11 +161,14 @@ const APP_IDENTIFIER: &str = "app.ground-link.tray";
 
 /// The matcher: own-state locations for one [`ConfigPaths`], the home folder, and extra
 /// sensitive globs from the rule files.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Protection {
     own: Vec<PathBuf>,
     home: Option<PathBuf>,
-    extra_sensitive: Option<globset::GlobSet>,
+    /// The rule files' `"sensitive"` globs, replaced on every reload
+    /// ([`Protection::set_extra_sensitive`]): the jail, the tree walks, the classifier and the
+    /// exec namespace all read them here, so one reload reaches every one of them.
+    extra_sensitive: RwLock<Option<globset::GlobSet>>,
 }
 
 impl Protection {
@@ -183,15 +188,17 @@ impl Protection {
         Protection {
             own,
             home,
-            extra_sensitive: None,
+            extra_sensitive: RwLock::new(None),
         }
     }
 
-    /// Adds sensitive globs (matched against the whole absolute path and against the file
-    /// name); an empty list changes nothing.
-    pub fn with_sensitive_globs(mut self, set: Option<globset::GlobSet>) -> Protection {
-        self.extra_sensitive = set;
-        self
+    /// Replaces the rule files' sensitive globs (matched like `pathGlob`: root-relative inside
+    /// the root, absolute outside, and against the file name); `None` clears them.
+    pub fn set_extra_sensitive(&self, set: Option<globset::GlobSet>) {
+        *self
+            .extra_sensitive
+            .write()
+            .unwrap_or_else(|p| p.into_inner()) = set;
     }
 
     /// What a person choosing `root` should know when it is broad: it holds the home folder
@@ -252,12 +259,17 @@ impl Protection {
     /// Whether `abs` holds (or is a folder below which lie) secrets; `rel` is its path below
     /// the sandbox root when it is inside.
     fn sensitive_at(&self, abs: &Path, rel: Option<&Path>) -> bool {
-        if sensitive_path(rel.unwrap_or(abs)) {
+        let at = rel.unwrap_or(abs);
+        if sensitive_path(at) {
             return true;
         }
-        match &self.extra_sensitive {
+        let extra = self
+            .extra_sensitive
+            .read()
+            .unwrap_or_else(|p| p.into_inner());
+        match extra.as_ref() {
             Some(set) => {
-                set.is_match(abs) || abs.file_name().is_some_and(|n| set.is_match(Path::new(n)))
+                set.is_match(at) || abs.file_name().is_some_and(|n| set.is_match(Path::new(n)))
             }
             None => false,
         }
@@ -320,6 +332,71 @@ impl Protection {
         out
     }
 
+    /// One capped walk of the sandbox root (ripgrep's `ignore` walker, no ignore files: a
+    /// `.env` is usually git-ignored): every secret in it (hidden from commands), and every
+    /// protected or own-state path that exists (read-only for commands, and the "before" that
+    /// [`crate::quarantine`] compares with). A classified folder is reported, not entered.
+    pub fn scan_root(&self, root: &Path, limit: ScanLimit) -> RootScan {
+        let mut scan = RootScan::default();
+        let started = Instant::now();
+        let walker = ignore::WalkBuilder::new(root)
+            .standard_filters(false)
+            .follow_links(false)
+            .build();
+        let mut skip: Option<PathBuf> = None;
+        for (seen, entry) in walker.flatten().enumerate() {
+            if seen >= limit.entries || started.elapsed() >= limit.time {
+                scan.incomplete = Some(format!(
+                    "the sandbox root has more than {} entries (or took over {} ms) to check \
+                     for secrets and run-later files, so they cannot be hidden from the command",
+                    limit.entries,
+                    limit.time.as_millis()
+                ));
+                break;
+            }
+            let path = entry.path();
+            if entry.depth() == 0 || skip.as_deref().is_some_and(|s| path.starts_with(s)) {
+                continue;
+            }
+            let Some(class) = self.class(path, root) else {
+                continue;
+            };
+            match class {
+                PathClass::Sensitive => scan.secrets.push(path.to_path_buf()),
+                PathClass::OwnState | PathClass::Protected => {
+                    scan.protected.push(path.to_path_buf())
+                }
+            }
+            // Everything below a classified folder has its class; the walk need not enter it.
+            if entry.file_type().is_some_and(|t| t.is_dir()) {
+                skip = Some(path.to_path_buf());
+            }
+        }
+        scan
+    }
+
+    /// The fixed run-later and own-state places, whether they exist or not: the home folder's
+    /// start-up and autostart files, ground-link's own folders, the browsers' native-host
+    /// folders, and the project's run-later names at the root. One that does not exist cannot
+    /// be mounted over; a command that creates it is caught after it ran
+    /// ([`crate::quarantine`]).
+    pub fn fixed_places(&self, root: &Path) -> Vec<PathBuf> {
+        let mut places: Vec<PathBuf> = self.own.clone();
+        if let Some(home) = &self.home {
+            places.extend(RUN_LATER_HOME.iter().map(|r| home.join(r)));
+        }
+        places.extend(
+            PROJECT_DIRS
+                .iter()
+                .chain(PROJECT_FILES)
+                .map(|d| root.join(d)),
+        );
+        places.extend(PROJECT_PAIRS.iter().map(|(p, n)| root.join(p).join(n)));
+        places.sort();
+        places.dedup();
+        places
+    }
+
     /// Why `abs` is denied, for the model and the person: names the path as shown.
     pub fn own_state_reason(shown: &str) -> String {
         format!(
@@ -327,6 +404,34 @@ impl Protection {
              settings); no tool may read or change it, whatever the answer; only the settings \
              window or the `ground-link` CLI changes it"
         )
+    }
+}
+
+/// What [`Protection::scan_root`] found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RootScan {
+    /// Files and folders of the sensitive class (built-in and the rule files' globs).
+    pub secrets: Vec<PathBuf>,
+    /// Protected (run-later) and own-state paths that exist.
+    pub protected: Vec<PathBuf>,
+    /// Why the walk stopped before the end (then the command asks: fail closed).
+    pub incomplete: Option<String>,
+}
+
+/// How far [`Protection::scan_root`] walks before it gives up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScanLimit {
+    pub entries: usize,
+    pub time: Duration,
+}
+
+impl Default for ScanLimit {
+    /// 50,000 entries or 2 s: a project with its dependencies fits, a home folder does not.
+    fn default() -> Self {
+        ScanLimit {
+            entries: 50_000,
+            time: Duration::from_secs(2),
+        }
     }
 }
 

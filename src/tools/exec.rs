@@ -207,6 +207,9 @@ pub struct ExecOutcome {
     pub network_off: bool,
     /// Set by the engine when namespaces were unavailable: why.
     pub not_isolated: Option<String>,
+    /// Set by the engine: what the command created in protected places, and what became of
+    /// it (one sentence each).
+    pub quarantined: Vec<String>,
 }
 
 impl ExecOutcome {
@@ -247,6 +250,9 @@ impl ExecOutcome {
                 "[network: off — the command ran without network access; if it needed the \
                  network, ask the person to allow it]\n",
             );
+        }
+        for line in &self.quarantined {
+            let _ = writeln!(text, "[{line}]");
         }
         if let Some(why) = &self.not_isolated {
             let _ = writeln!(
@@ -457,6 +463,7 @@ pub async fn run(req: ExecRequest) -> Result<ExecOutcome, ExecError> {
             leftover_processes: leftover,
             network_off: req.isolation.as_ref().is_some_and(|i| !i.network),
             not_isolated: None,
+            quarantined: Vec::new(),
         }),
         Some(Report::Failed { error }) => Err(ExecError::Supervisor(error)),
         None => Err(ExecError::SupervisorDied {
@@ -778,6 +785,7 @@ mod tests {
             leftover_processes: 0,
             network_off: false,
             not_isolated: None,
+            quarantined: Vec::new(),
         };
         let with = |f: &dyn Fn(&mut ExecOutcome)| {
             let mut o = base.clone();
