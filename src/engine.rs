@@ -362,7 +362,10 @@ impl Engine {
             if let Some(why) = scan.as_ref().and_then(|s| s.incomplete.clone()) {
                 // Secrets the walk did not reach would be within the command's reach: ask.
                 paths.push(PathFact {
-                    shown: format!("the whole sandbox root ({why})"),
+                    shown: format!(
+                        "the whole sandbox root (it cannot be checked for secrets to hide from \
+                         the command: {why}; a project folder as the root avoids this)"
+                    ),
                     rel: ".".to_string(),
                     inside: true,
                     class: Some(PathClass::Sensitive),
@@ -456,27 +459,28 @@ impl Engine {
             write: false,
             from_command: true,
         };
-        let walker = ignore::WalkBuilder::new(dir)
-            .standard_filters(false)
-            .follow_links(false)
-            .build();
-        for (seen, entry) in walker.flatten().enumerate() {
-            if seen > TREE_SCAN_LIMIT {
-                let rel = self.jail.display(dir);
-                return Some(fact(
-                    format!("{rel} (over {TREE_SCAN_LIMIT} entries, not checked for secrets)"),
-                    rel,
-                    PathClass::Sensitive,
-                ));
-            }
-            if let Some(class) = self.class_of(entry.path()) {
-                if class != PathClass::Protected {
-                    let rel = self.jail.display(entry.path());
-                    return Some(fact(rel.clone(), rel, class));
-                }
-            }
+        let limit = ScanLimit {
+            entries: TREE_SCAN_LIMIT,
+            ..self.config.root_scan
+        };
+        let scan = self.jail.protection()?.scan(dir, self.jail.root(), limit);
+        if let Some(why) = scan.incomplete {
+            let rel = self.jail.display(dir);
+            return Some(fact(
+                format!("{rel} (not checked for secrets: {why})"),
+                rel,
+                PathClass::Sensitive,
+            ));
         }
-        None
+        // A secret asks; own state (hidden from the command anyway) denies only a read of a
+        // tree that holds no secret to ask about.
+        let (path, class) = scan
+            .secrets
+            .first()
+            .map(|p| (p, PathClass::Sensitive))
+            .or_else(|| scan.own_state.first().map(|p| (p, PathClass::OwnState)))?;
+        let rel = self.jail.display(path);
+        Some(fact(rel.clone(), rel, class))
     }
 
     /// The class of a resolved absolute path (the one matcher, DESIGN §4).

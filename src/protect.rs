@@ -334,12 +334,18 @@ impl Protection {
 
     /// One capped walk of the sandbox root (ripgrep's `ignore` walker, no ignore files: a
     /// `.env` is usually git-ignored): every secret in it (hidden from commands), and every
-    /// protected or own-state path that exists (read-only for commands, and the "before" that
-    /// [`crate::quarantine`] compares with). A classified folder is reported, not entered.
+    /// protected or own-state path that exists (read-only or hidden for commands, and the
+    /// "before" that [`crate::quarantine`] compares with).
     pub fn scan_root(&self, root: &Path, limit: ScanLimit) -> RootScan {
+        self.scan(root, root, limit)
+    }
+
+    /// [`Protection::scan_root`] of the tree at `start`, below the sandbox `root`. A classified
+    /// folder is reported, not entered; `start` itself is neither.
+    pub fn scan(&self, start: &Path, root: &Path, limit: ScanLimit) -> RootScan {
         let mut scan = RootScan::default();
         let started = Instant::now();
-        let walker = ignore::WalkBuilder::new(root)
+        let walker = ignore::WalkBuilder::new(start)
             .standard_filters(false)
             .follow_links(false)
             .build();
@@ -347,8 +353,8 @@ impl Protection {
         for (seen, entry) in walker.flatten().enumerate() {
             if seen >= limit.entries || started.elapsed() >= limit.time {
                 scan.incomplete = Some(format!(
-                    "the sandbox root has more than {} entries (or took over {} ms) to check \
-                     for secrets and run-later files, so they cannot be hidden from the command",
+                    "it has more than {} entries (or took over {} ms) to check for secrets \
+                     and run-later files",
                     limit.entries,
                     limit.time.as_millis()
                 ));
@@ -361,12 +367,12 @@ impl Protection {
             let Some(class) = self.class(path, root) else {
                 continue;
             };
-            match class {
-                PathClass::Sensitive => scan.secrets.push(path.to_path_buf()),
-                PathClass::OwnState | PathClass::Protected => {
-                    scan.protected.push(path.to_path_buf())
-                }
-            }
+            let found = match class {
+                PathClass::Sensitive => &mut scan.secrets,
+                PathClass::OwnState => &mut scan.own_state,
+                PathClass::Protected => &mut scan.protected,
+            };
+            found.push(path.to_path_buf());
             // Everything below a classified folder has its class; the walk need not enter it.
             if entry.file_type().is_some_and(|t| t.is_dir()) {
                 skip = Some(path.to_path_buf());
@@ -412,8 +418,10 @@ impl Protection {
 pub struct RootScan {
     /// Files and folders of the sensitive class (built-in and the rule files' globs).
     pub secrets: Vec<PathBuf>,
-    /// Protected (run-later) and own-state paths that exist.
+    /// Protected (run-later) paths that exist.
     pub protected: Vec<PathBuf>,
+    /// ground-link's own state inside the walked tree.
+    pub own_state: Vec<PathBuf>,
     /// Why the walk stopped before the end (then the command asks: fail closed).
     pub incomplete: Option<String>,
 }

@@ -33,7 +33,12 @@ impl Before {
             .fixed_places(root)
             .into_iter()
             .partition(|p| std::fs::symlink_metadata(p).is_ok());
-        let mut existing = scan.protected.clone();
+        let mut existing: Vec<PathBuf> = scan
+            .protected
+            .iter()
+            .chain(&scan.own_state)
+            .cloned()
+            .collect();
         existing.extend(present);
         existing.sort();
         existing.dedup();
@@ -52,6 +57,7 @@ pub fn created_since(
     let mut new: Vec<PathBuf> = after
         .protected
         .into_iter()
+        .chain(after.own_state)
         .filter(|p| before.existing.binary_search(p).is_err())
         .chain(
             before
