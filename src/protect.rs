@@ -381,6 +381,35 @@ impl Protection {
         scan
     }
 
+    /// The project's run-later names (`.git`, `.envrc`, `.husky`, `.ground-link`,
+    /// `.vscode/tasks.json`) anywhere under `root`, topmost only: the walk after a command,
+    /// which only looks for what a command may have created (the fixed places are checked
+    /// apart), so it matches names alone and costs less than [`Protection::scan_root`].
+    pub fn project_protected_in(&self, root: &Path, limit: ScanLimit) -> Vec<PathBuf> {
+        let started = Instant::now();
+        let mut found: Vec<PathBuf> = Vec::new();
+        let walker = ignore::WalkBuilder::new(root)
+            .standard_filters(false)
+            .follow_links(false)
+            .build();
+        for (seen, entry) in walker.flatten().enumerate() {
+            // Past the cap the rest is not looked at; what was found is still moved.
+            if seen >= limit.entries || started.elapsed() >= limit.time {
+                break;
+            }
+            let path = entry.path();
+            if found.last().is_some_and(|f| path.starts_with(f)) {
+                continue;
+            }
+            if let Ok(rel) = path.strip_prefix(root) {
+                if project_protected(rel) {
+                    found.push(path.to_path_buf());
+                }
+            }
+        }
+        found
+    }
+
     /// The fixed run-later and own-state places, whether they exist or not: the home folder's
     /// start-up and autostart files, ground-link's own folders, the browsers' native-host
     /// folders, and the project's run-later names at the root. One that does not exist cannot

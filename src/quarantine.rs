@@ -53,11 +53,9 @@ pub fn created_since(
     before: &Before,
     limit: ScanLimit,
 ) -> Vec<PathBuf> {
-    let after = prot.scan_root(root, limit);
+    let after = prot.project_protected_in(root, limit);
     let mut new: Vec<PathBuf> = after
-        .protected
         .into_iter()
-        .chain(after.own_state)
         .filter(|p| before.existing.binary_search(p).is_err())
         .chain(
             before
