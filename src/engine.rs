@@ -137,8 +137,8 @@ struct Prepared {
     analysis: Option<CommandAnalysis>,
     /// For `exec_cmd`: the resolved working directory.
     cwd: Option<PathBuf>,
-    /// For `exec_cmd` in a confined mode with namespaces: secrets and run-later files in the
-    /// root, to hide and to compare with afterwards.
+    /// For `exec_cmd` where commands run in namespaces: secrets and run-later files in the
+    /// root, to hide (and keep read-only), and to compare with afterwards.
     scan: Option<RootScan>,
 }
 

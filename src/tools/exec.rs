@@ -17,7 +17,8 @@
 //! - Nothing the command started outlives the call: on a normal exit, on the timeout (default
 //!   60 s), on cancel (dropping the [`run`] future) and on the engine's death, the supervisor
 //!   kills the whole process tree — `setsid` and double-forked children included — within about
-//!   a second (see [`crate::supervisor`] for how). Background jobs and daemons are therefore
+//!   a second (see [`crate::supervisor`] for how); with namespaces the command is also the
+//!   init of its own PID namespace, which the kernel empties when it ends. Background jobs and daemons are therefore
 //!   killed when `sh` exits; that is also what lets the output pipes close promptly.
 //! - stdout and stderr are read concurrently and kept together within `max_output` bytes
 //!   (first half and last half; a line in the middle says how many bytes were cut). Memory
