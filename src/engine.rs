@@ -928,6 +928,8 @@ impl Engine {
         read_only.retain(|r| !root.starts_with(r) && !hide.iter().any(|h| r.starts_with(h)));
         hide.sort();
         hide.dedup();
+        read_only.sort();
+        read_only.dedup();
         Some(crate::isolate::Isolation {
             hide,
             read_only,

@@ -627,12 +627,18 @@ fn processes_with(marker: &str) -> Vec<String> {
     found
 }
 
-/// Issue 11 (d): background jobs, `setsid`, `nohup`, double forks and a burst of 60 of them
-/// are all gone when the call returns, with namespaces (the command's PID namespace dies with
-/// its shell) and without (the supervisor kills the tree).
+/// A fork loop that outruns a kill loop: four "runners" that each fork a successor and exit
+/// (their pid never stays put), and a spawner in its own session. It stops by itself after
+/// 20 s, so a failing test does not leave it running.
+const RUNNER: &str = "import os, subprocess, sys, time\nend = time.time() + 20\nfor _ in range(4):\n    if os.fork() == 0:\n        while time.time() < end:\n            time.sleep(0.005)\n            if os.fork() != 0:\n                os._exit(0)\n        os._exit(0)\nif os.fork() == 0:\n    os.setsid()\n    while time.time() < end:\n        subprocess.Popen(['sleep', sys.argv[1]])\n        time.sleep(0.003)\n    os._exit(0)\ntime.sleep(0.5)\n";
+
+/// Issue 11 (d): background jobs, `setsid`, `nohup`, double forks, a burst of 60 of them and a
+/// fork loop are all gone when the call returns, with namespaces (the command's PID namespace
+/// dies with its shell) and without (the supervisor kills the tree).
 #[test]
 fn nothing_a_command_starts_outlives_the_call() {
     let h = Home::new();
+    h.put("runner.py", RUNNER);
     for (sandbox, namespaces) in [
         (SandboxMode::WorkspaceWrite, true),
         (SandboxMode::FullAccess, true),
@@ -640,7 +646,7 @@ fn nothing_a_command_starts_outlives_the_call() {
     ] {
         let marker = format!("4{}.{}", std::process::id(), namespaces as u8);
         let command = format!(
-            "sleep {marker}1 & setsid sleep {marker}2 & nohup sleep {marker}3 >/dev/null 2>&1 & (setsid sh -c 'sleep {marker}4 &' &); for i in $(seq 60); do (setsid sleep {marker}5 &); done; sleep 0.3; echo started"
+            "sleep {marker}1 & setsid sleep {marker}2 & nohup sleep {marker}3 >/dev/null 2>&1 & (setsid sh -c 'sleep {marker}4 &' &); for i in $(seq 60); do (setsid sleep {marker}5 &); done; python3 runner.py {marker}6 {marker}7; echo started"
         );
         let mut c = h.config(sandbox, ApprovalMode::Auto);
         c.namespaces = namespaces;
