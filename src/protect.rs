@@ -12,7 +12,8 @@
 //! - Classes are matched on path components, never substrings (`.envrc` matches, `envrc.md`
 //!   does not).
 
-use std::ffi::OsStr;
+use std::collections::HashSet;
+use std::ffi::{OsStr, OsString};
 use std::path::{Component, Path, PathBuf};
 use std::sync::RwLock;
 use std::time::{Duration, Instant};
@@ -165,6 +166,11 @@ const APP_IDENTIFIER: &str = "app.ground-link.tray";
 pub struct Protection {
     own: Vec<PathBuf>,
     home: Option<PathBuf>,
+    /// The last component of every own-state and run-later place (`None` when one has none):
+    /// a path can only lie below a place if it has that place's name among its components, so
+    /// most paths of a tree walk skip the component-wise prefix tests (they were most of the
+    /// walk's cost).
+    place_names: Option<HashSet<OsString>>,
     /// The rule files' `"sensitive"` globs, replaced on every reload
     /// ([`Protection::set_extra_sensitive`]): the jail, the tree walks, the classifier and the
     /// exec namespace all read them here, so one reload reaches every one of them.
@@ -185,10 +191,32 @@ impl Protection {
         own.sort();
         own.dedup();
         let home = home.map(|h| std::fs::canonicalize(h).unwrap_or_else(|_| h.to_path_buf()));
+        let run_later = home
+            .iter()
+            .flat_map(|h| RUN_LATER_HOME.iter().map(move |r| h.join(r)))
+            .chain(RUN_LATER_SYSTEM.iter().map(PathBuf::from));
+        let place_names = own
+            .iter()
+            .cloned()
+            .chain(run_later)
+            .map(|p| p.file_name().map(OsStr::to_os_string))
+            .collect();
         Protection {
             own,
             home,
+            place_names,
             extra_sensitive: RwLock::new(None),
+        }
+    }
+
+    /// False only when `abs` cannot lie at or below any own-state or run-later place.
+    fn may_be_a_place(&self, abs: &Path) -> bool {
+        match &self.place_names {
+            Some(names) => abs.components().any(|c| match c {
+                Component::Normal(n) => names.contains(n),
+                _ => false,
+            }),
+            None => true,
         }
     }
 
@@ -253,7 +281,7 @@ impl Protection {
     }
 
     pub fn is_own_state(&self, abs: &Path) -> bool {
-        self.own.iter().any(|o| abs.starts_with(o))
+        self.may_be_a_place(abs) && self.own.iter().any(|o| abs.starts_with(o))
     }
 
     /// Whether `abs` holds (or is a folder below which lie) secrets; `rel` is its path below
@@ -276,6 +304,9 @@ impl Protection {
     }
 
     fn run_later(&self, abs: &Path) -> bool {
+        if !self.may_be_a_place(abs) {
+            return false;
+        }
         if RUN_LATER_SYSTEM.iter().any(|s| abs.starts_with(s)) {
             return true;
         }
