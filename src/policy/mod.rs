@@ -276,11 +276,21 @@ fn decide_inner(
     if settings.sandbox == SandboxMode::ReadOnly {
         let writes = matches!(facts.tool, ToolName::WriteFile | ToolName::EditFile);
         if writes || (facts.tool == ToolName::ExecCmd && risk != Risk::Safe) {
+            // A command that is read-only by itself may still be refused for a secret it
+            // reads (or a root too large to check for them): say which.
+            let secret = facts
+                .paths
+                .iter()
+                .find(|p| p.sensitive_read())
+                .map(|p| format!(" ({:?} looks like a secret)", p.shown))
+                .unwrap_or_default();
             return t.end(
                 StepKind::Sandbox,
                 Verdict::Deny,
                 risk,
-                "the sandbox is read-only: only read-only tools and commands may run".to_string(),
+                format!(
+                    "the sandbox is read-only: only read-only tools and commands may run{secret}"
+                ),
                 None,
                 vec![],
             );
