@@ -419,6 +419,7 @@ impl Protection {
     pub fn project_protected_in(&self, root: &Path, limit: ScanLimit) -> Vec<PathBuf> {
         let started = Instant::now();
         let mut found: Vec<PathBuf> = Vec::new();
+        let mut skip: Option<PathBuf> = None;
         let walker = ignore::WalkBuilder::new(root)
             .standard_filters(false)
             .follow_links(false)
@@ -429,13 +430,17 @@ impl Protection {
                 break;
             }
             let path = entry.path();
-            if found.last().is_some_and(|f| path.starts_with(f)) {
+            if skip.as_deref().is_some_and(|s| path.starts_with(s)) {
                 continue;
             }
-            if let Ok(rel) = path.strip_prefix(root) {
-                if project_protected(rel) {
-                    found.push(path.to_path_buf());
-                }
+            // Own state is not the command's (the quarantine itself lives there): not entered.
+            if self.is_own_state(path) {
+                skip = Some(path.to_path_buf());
+                continue;
+            }
+            if path.strip_prefix(root).is_ok_and(project_protected) {
+                found.push(path.to_path_buf());
+                skip = Some(path.to_path_buf());
             }
         }
         found

@@ -586,6 +586,16 @@ fn run_later_files_and_own_state_a_command_creates_are_moved_to_quarantine() {
         .map(|e| std::fs::read_to_string(e.path()).unwrap())
         .collect::<String>();
     assert!(audit.contains("quarantine"), "{audit}");
+    // What the quarantine holds is ground-link's own state: a later command finds nothing new.
+    let r = call(&engine, &exec("true"));
+    assert_eq!(
+        r.status,
+        CallStatus::Success,
+        "{:?} {}",
+        r.status,
+        r.formatted
+    );
+    assert!(!r.output.contains("the command created"), "{}", r.output);
 }
 
 /// Issue 11 (b): in every mode, and as uid 0 inside the namespace, a cover stays on:
