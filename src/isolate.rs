@@ -16,7 +16,8 @@
 //! - Files in `reveal` (below a covered folder, named by a rule) stay readable, read-only,
 //!   through the cover; nothing else of that folder does.
 //! - It runs in its own PID namespace, as its init: when the command's shell ends, the kernel
-//!   kills every process left in it (`setsid`, `nohup`, double forks, fork loops alike).
+//!   kills every process left in it (`setsid`, `nohup`, double forks, fork loops alike). Where
+//!   the kernel allows it, `/proc` is that namespace's own, listing no other process.
 //! - The covers cannot be removed, in any mode and whatever uid the command has: once they are
 //!   set up the command moves into a nested user and mount namespace (the kernel locks mounts
 //!   inherited from a more privileged namespace: no `umount`, no remount read-write), its
@@ -92,6 +93,7 @@ pub fn enter(iso: &Isolation, uid: u32, gid: u32) -> Result<(), String> {
         None::<&str>,
     )
     .map_err(|e| format!("make mounts private: {e}"))?;
+    own_proc();
     if iso.private_temp {
         for t in ["/tmp", "/var/tmp", "/dev/shm"] {
             if !iso.root.starts_with(t) && Path::new(t).is_dir() {
@@ -185,6 +187,18 @@ fn become_init() -> Result<(), String> {
             unsafe { libc::_exit(code) }
         }
     }
+}
+
+/// A `/proc` of the command's own PID namespace: it lists only the command's processes, so the
+/// `/proc/<pid>/root`, `cwd` and `environ` of the person's other processes (which see the
+/// host's mounts, not the covers, and hold their environment) are not there to open. The
+/// kernel refuses this where the host's `/proc` is partly masked (containers); there the
+/// command still runs, and those entries stay guarded as before: Landlock lets no command open
+/// another domain's `/proc/<pid>` entries (every mode, where a domain is applied), and without
+/// capabilities a command cannot open a more privileged process's.
+fn own_proc() {
+    let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC;
+    let _ = mount(Some("proc"), "/proc", Some("proc"), flags, None::<&str>);
 }
 
 /// Every folder above a cover is pinned (bound onto itself): a mount point cannot be renamed,

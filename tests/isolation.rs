@@ -642,6 +642,49 @@ fn processes_with(marker: &str) -> Vec<String> {
 /// 20 s, so a failing test does not leave it running.
 const RUNNER: &str = "import os, subprocess, sys, time\nend = time.time() + 20\nfor _ in range(4):\n    if os.fork() == 0:\n        while time.time() < end:\n            time.sleep(0.005)\n            if os.fork() != 0:\n                os._exit(0)\n        os._exit(0)\nif os.fork() == 0:\n    os.setsid()\n    while time.time() < end:\n        subprocess.Popen(['sleep', sys.argv[1]])\n        time.sleep(0.003)\n    os._exit(0)\ntime.sleep(0.5)\n";
 
+/// The person's other processes see the host's mounts and hold their own environment: their
+/// `/proc/<pid>/root` and `environ` must not be a way around the covers or the scrubbed
+/// environment, in any mode.
+#[test]
+fn other_processes_are_not_a_way_around_the_covers() {
+    let h = Home::new();
+    let mut host = Command::new("sleep")
+        .arg("30")
+        .env("GL_HOST_ONLY_SECRET", "HOST-ENV-SECRET-8c1")
+        .spawn()
+        .unwrap();
+    let pid = host.id();
+    // Control: from outside, both are there to read.
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
+    assert!(String::from_utf8_lossy(&environ).contains("HOST-ENV-SECRET"));
+    let token = h.home.join(".config/ground-link/token");
+    let through = format!("/proc/{pid}/root{}", token.display());
+    assert!(
+        std::fs::read_to_string(&through)
+            .unwrap()
+            .contains("OWN-TOKEN")
+    );
+    for sandbox in [SandboxMode::WorkspaceWrite, SandboxMode::FullAccess] {
+        let engine = approving(&h, sandbox);
+        let r = call(
+            &engine,
+            &exec(&format!(
+                "p=$(printf %s /pro)c; tr '\\0' ' ' < $p/{pid}/environ; cat $p/{pid}/root{}; echo ran",
+                token.display().to_string().replace("token", "tok\"\"en")
+            )),
+        );
+        assert!(r.output.contains("ran"), "{sandbox:?}: {}", r.output);
+        assert!(
+            !r.output.contains("HOST-ENV-SECRET"),
+            "{sandbox:?}: {}",
+            r.output
+        );
+        assert!(!r.output.contains("OWN-TOKEN"), "{sandbox:?}: {}", r.output);
+    }
+    let _ = host.kill();
+    let _ = host.wait();
+}
+
 /// Issue 11 (d): background jobs, `setsid`, `nohup`, double forks, a burst of 60 of them and a
 /// fork loop are all gone when the call returns, with namespaces (the command's PID namespace
 /// dies with its shell) and without (the supervisor kills the tree).
