@@ -21,7 +21,7 @@ use crate::policy::classify::{ClassifyContext, CommandAnalysis, classify};
 use crate::policy::layers::Policy;
 use crate::policy::rules::CompiledRule;
 use crate::policy::{CallFacts, Outcome, PathFact, PolicySettings, decide};
-use crate::protect::{PathClass, Protection};
+use crate::protect::{PathClass, Protection, RootScan, ScanLimit};
 use crate::protocol::{
     ApprovalAnswer, ApprovalMode, ApprovalRequest, CallRequest, CallResult, CallStatus, Decision,
     Layer, Risk, Rule, RuleAction, RuleMatch, SandboxMode, Scope, Source, Step, StepKind, ToolName,
@@ -58,6 +58,9 @@ pub struct EngineConfig {
     /// The person's home folder: anchors `~` in commands and the run-later files
     /// (`.bashrc`, autostart, …). `$HOME` unless a test points it at a fake home.
     pub home: Option<PathBuf>,
+    /// How far the walk of the root that finds secrets and run-later files for a command's
+    /// namespace goes before every command asks instead (DESIGN §4).
+    pub root_scan: ScanLimit,
 }
 
 impl EngineConfig {
@@ -87,6 +90,7 @@ impl EngineConfig {
                 .unwrap_or_default(),
             network: false,
             namespaces: true,
+            root_scan: ScanLimit::default(),
         }
     }
 }
@@ -133,6 +137,9 @@ struct Prepared {
     analysis: Option<CommandAnalysis>,
     /// For `exec_cmd`: the resolved working directory.
     cwd: Option<PathBuf>,
+    /// For `exec_cmd` where commands run in namespaces: secrets and run-later files in the
+    /// root, to hide (and keep read-only), and to compare with afterwards.
+    scan: Option<RootScan>,
 }
 
 impl Engine {
@@ -312,6 +319,7 @@ impl Engine {
         }
         let mut analysis = None;
         let mut cwd = None;
+        let mut scan = None;
         if let ToolArgs::ExecCmd(a) = &args {
             let dir = match &a.cwd {
                 Some(c) => self
@@ -350,6 +358,21 @@ impl Engine {
             }
             analysis = Some(found);
             cwd = Some(dir);
+            scan = self.scan_root();
+            if let Some(why) = scan.as_ref().and_then(|s| s.incomplete.clone()) {
+                // Secrets the walk did not reach would be within the command's reach: ask.
+                paths.push(PathFact {
+                    shown: format!(
+                        "the whole sandbox root (it cannot be checked for secrets to hide from \
+                         the command: {why}; a project folder as the root avoids this)"
+                    ),
+                    rel: ".".to_string(),
+                    inside: true,
+                    class: Some(PathClass::Sensitive),
+                    write: false,
+                    from_command: true,
+                });
+            }
         }
         Ok(Prepared {
             tool,
@@ -358,6 +381,7 @@ impl Engine {
             path_errors,
             analysis,
             cwd,
+            scan,
         })
     }
 
@@ -414,6 +438,16 @@ impl Engine {
         }
     }
 
+    /// The walk of the root a command's namespace is built from (see [`Protection::scan_root`]),
+    /// where commands run in namespaces.
+    fn scan_root(&self) -> Option<RootScan> {
+        if self.not_isolated.is_some() {
+            return None;
+        }
+        let prot = self.jail.protection()?;
+        Some(prot.scan_root(self.jail.root(), self.config.root_scan))
+    }
+
     /// The first secret or own-state file in a tree a command reads recursively, as a path
     /// fact; a tree too large to check counts as holding one (fail closed).
     fn secret_in_tree(&self, dir: &Path) -> Option<PathFact> {
@@ -425,41 +459,33 @@ impl Engine {
             write: false,
             from_command: true,
         };
-        let walker = ignore::WalkBuilder::new(dir)
-            .standard_filters(false)
-            .follow_links(false)
-            .build();
-        for (seen, entry) in walker.flatten().enumerate() {
-            if seen > TREE_SCAN_LIMIT {
-                let rel = self.jail.display(dir);
-                return Some(fact(
-                    format!("{rel} (over {TREE_SCAN_LIMIT} entries, not checked for secrets)"),
-                    rel,
-                    PathClass::Sensitive,
-                ));
-            }
-            if let Some(class) = self.class_of(entry.path()) {
-                if class != PathClass::Protected {
-                    let rel = self.jail.display(entry.path());
-                    return Some(fact(rel.clone(), rel, class));
-                }
-            }
+        let limit = ScanLimit {
+            entries: TREE_SCAN_LIMIT,
+            ..self.config.root_scan
+        };
+        let scan = self.jail.protection()?.scan(dir, self.jail.root(), limit);
+        if let Some(why) = scan.incomplete {
+            let rel = self.jail.display(dir);
+            return Some(fact(
+                format!("{rel} (not checked for secrets: {why})"),
+                rel,
+                PathClass::Sensitive,
+            ));
         }
-        None
+        // A secret asks; own state (hidden from the command anyway) denies only a read of a
+        // tree that holds no secret to ask about.
+        let (path, class) = scan
+            .secrets
+            .first()
+            .map(|p| (p, PathClass::Sensitive))
+            .or_else(|| scan.own_state.first().map(|p| (p, PathClass::OwnState)))?;
+        let rel = self.jail.display(path);
+        Some(fact(rel.clone(), rel, class))
     }
 
     /// The class of a resolved absolute path (the one matcher, DESIGN §4).
     fn class_of(&self, abs: &Path) -> Option<PathClass> {
-        let class = self.jail.class(abs);
-        if class.is_some() {
-            return class;
-        }
-        // The rule files' extra sensitive globs, matched like `pathGlob` (root-relative inside
-        // the root, absolute outside).
-        let snap = self.policy.snapshot();
-        let set = snap.sensitive.as_ref()?;
-        let rel = abs.strip_prefix(self.jail.root()).unwrap_or(abs);
-        set.is_match(rel).then_some(PathClass::Sensitive)
+        self.jail.class(abs)
     }
 
     /// The class of a path the jail could not resolve (`~/…`, a path outside): resolved
@@ -701,7 +727,9 @@ impl Engine {
             secrets_by_rule: by_rule,
             network: outcome.network || network_granted,
         };
-        let (status, output, truncated) = self.run_tool(prepared, grants).await;
+        let (status, output, truncated) = self
+            .run_tool(prepared, grants, call_id, &mut record.note)
+            .await;
         drop(_turn);
 
         if !hooks.post_tool_use.is_empty() {
@@ -825,9 +853,10 @@ impl Engine {
         }
     }
 
-    /// The namespaces a command runs in (DESIGN §4): own state and the session's sockets
-    /// hidden in every mode; in `workspace-write` and `read-only` also secrets hidden (except
-    /// those this call was allowed to read by name), run-later files read-only, no network.
+    /// The namespaces a command runs in (DESIGN §4): own state, secrets (except the files this
+    /// call was allowed to read by a rule naming them) and the session's sockets hidden in
+    /// every mode; in `workspace-write` and `read-only` also run-later files read-only, private
+    /// temp folders and no network.
     fn isolation(&self, p: &Prepared, grants: Grants) -> Option<crate::isolate::Isolation> {
         if self.not_isolated.is_some() {
             return None;
@@ -835,6 +864,10 @@ impl Engine {
         let prot = self.jail.protection()?;
         let root = self.jail.root();
         let confined = self.config.sandbox != SandboxMode::FullAccess;
+        // ground-link's data folder always exists and is always covered: one mount that
+        // marks the namespace, by which `ground-link` knows it runs inside a command
+        // (`isolate::inside_exec`), whatever else exists.
+        let _ = std::fs::create_dir_all(&self.config.paths.data_dir);
         let mut hide: Vec<PathBuf> = prot
             .own_state()
             .iter()
@@ -847,28 +880,38 @@ impl Engine {
                 .filter(|s| s.exists()),
         );
         let mut read_only = Vec::new();
+        let mut reveal = Vec::new();
+        // Secrets a rule naming them let through stay visible (the person wrote that rule
+        // on purpose), and only they: the folder around a named file stays covered. Every
+        // other secret is covered, also after "allow once": the parsed paths are not all
+        // a program may open (`python3 -c …`).
+        let named: Vec<PathBuf> = p
+            .paths
+            .iter()
+            .filter(|f| grants.secrets_by_rule && f.sensitive_read())
+            .map(|f| {
+                if Path::new(&f.rel).is_absolute() {
+                    PathBuf::from(&f.rel)
+                } else {
+                    root.join(&f.rel)
+                }
+            })
+            .collect();
+        let secrets = prot
+            .hidden_in_exec()
+            .into_iter()
+            .chain(p.scan.iter().flat_map(|s| s.secrets.iter().cloned()));
+        for h in secrets {
+            if named.iter().any(|n| h.starts_with(n)) {
+                continue;
+            }
+            reveal.extend(named.iter().filter(|n| n.starts_with(&h)).cloned());
+            hide.push(h);
+        }
+        // full-access may write run-later files (the person is asked each time, DESIGN §4).
         if confined {
-            // Secrets a rule naming them let through stay visible (the person wrote that rule
-            // on purpose); every other secret folder is covered, also after "allow once":
-            // the parsed paths are not all a program may open (`python3 -c …`).
-            let named: Vec<PathBuf> = p
-                .paths
-                .iter()
-                .filter(|f| grants.secrets_by_rule && f.sensitive_read())
-                .map(|f| {
-                    if Path::new(&f.rel).is_absolute() {
-                        PathBuf::from(&f.rel)
-                    } else {
-                        root.join(&f.rel)
-                    }
-                })
-                .collect();
-            hide.extend(
-                prot.hidden_in_exec()
-                    .into_iter()
-                    .filter(|h| !named.iter().any(|n| n.starts_with(h))),
-            );
             read_only = prot.read_only_in_exec(root);
+            read_only.extend(p.scan.iter().flat_map(|s| s.protected.iter().cloned()));
         }
         // Mounts follow symlinks, so decide on real paths: a `.aws` the model made into a link
         // to `/` must not cover the root (or everything).
@@ -879,70 +922,35 @@ impl Engine {
         };
         let mut hide = real(hide);
         let mut read_only = real(read_only);
+        let mut reveal = real(reveal);
+        reveal.sort();
+        reveal.dedup();
         // A folder that holds the root cannot be covered without hiding the root itself.
         hide.retain(|h| !root.starts_with(h));
         read_only.retain(|r| !root.starts_with(r) && !hide.iter().any(|h| r.starts_with(h)));
         hide.sort();
         hide.dedup();
+        read_only.sort();
+        read_only.dedup();
         Some(crate::isolate::Isolation {
             hide,
             read_only,
+            reveal,
             network: !confined || self.config.network || grants.network,
             private_temp: confined,
             root: root.to_path_buf(),
         })
     }
 
-    async fn run_tool(&self, p: Prepared, grants: Grants) -> (CallStatus, String, bool) {
+    async fn run_tool(
+        &self,
+        p: Prepared,
+        grants: Grants,
+        call_id: &str,
+        note: &mut Option<String>,
+    ) -> (CallStatus, String, bool) {
         if let ToolArgs::ExecCmd(a) = &p.args {
-            let timeout = a
-                .timeout_sec
-                .map(Duration::from_secs)
-                .unwrap_or(exec::DEFAULT_TIMEOUT)
-                .min(self.config.exec_timeout_max)
-                .max(Duration::from_secs(1));
-            let confine_writes = match self.config.sandbox {
-                SandboxMode::FullAccess => None,
-                SandboxMode::WorkspaceWrite => Some(vec![self.jail.root().to_path_buf()]),
-                SandboxMode::ReadOnly => Some(Vec::new()),
-            };
-            let request = ExecRequest {
-                command: a.command.clone(),
-                cwd: p
-                    .cwd
-                    .clone()
-                    .unwrap_or_else(|| self.jail.root().to_path_buf()),
-                timeout,
-                confine_writes,
-                supervisor_exe: self.config.supervisor_exe.clone(),
-                max_output: exec::MAX_OUTPUT,
-                shell: self
-                    .shell
-                    .clone()
-                    .unwrap_or_else(|| PathBuf::from("/bin/sh")),
-                isolation: self.isolation(&p, grants),
-                git_safe: grants.git_safe,
-                pass_env: self.config.pass_env.clone(),
-            };
-            return match exec::run(request).await {
-                Ok(mut out) => {
-                    out.not_isolated = self.not_isolated.clone();
-                    let (text, truncated) = out.render();
-                    let status = if out.timed_out {
-                        CallStatus::Timeout
-                    } else if out.exit_code == Some(0) {
-                        CallStatus::Success
-                    } else {
-                        CallStatus::Error
-                    };
-                    (status, text, truncated)
-                }
-                Err(e) => (
-                    CallStatus::Error,
-                    format!("could not run the command: {e}"),
-                    false,
-                ),
-            };
+            return self.run_exec(&p, a, grants, call_id, note).await;
         }
         // A read is capped at 256 KiB of page cache: cheaper inline than a hop to the blocking
         // pool (which costs more than the read). Walks and writes may take long: off the runtime.
@@ -963,6 +971,142 @@ impl Engine {
                 false,
             ),
         }
+    }
+
+    async fn run_exec(
+        &self,
+        p: &Prepared,
+        a: &crate::tools::ExecCmdArgs,
+        grants: Grants,
+        call_id: &str,
+        note: &mut Option<String>,
+    ) -> (CallStatus, String, bool) {
+        let timeout = a
+            .timeout_sec
+            .map(Duration::from_secs)
+            .unwrap_or(exec::DEFAULT_TIMEOUT)
+            .min(self.config.exec_timeout_max)
+            .max(Duration::from_secs(1));
+        let confine_writes = match self.config.sandbox {
+            SandboxMode::FullAccess => None,
+            SandboxMode::WorkspaceWrite => Some(vec![self.jail.root().to_path_buf()]),
+            SandboxMode::ReadOnly => Some(Vec::new()),
+        };
+        let isolation = self.isolation(p, grants);
+        // full-access may create run-later files (asked each time, DESIGN §4); the other
+        // modes may not, and a mount cannot stop what does not exist yet.
+        let confined = self.config.sandbox != SandboxMode::FullAccess;
+        let before = match (&isolation, &p.scan, self.jail.protection()) {
+            (Some(_), Some(scan), Some(prot)) if confined => {
+                Some(crate::quarantine::Before::new(prot, self.jail.root(), scan))
+            }
+            _ => None,
+        };
+        let request = ExecRequest {
+            command: a.command.clone(),
+            cwd: p
+                .cwd
+                .clone()
+                .unwrap_or_else(|| self.jail.root().to_path_buf()),
+            timeout,
+            confine_writes,
+            supervisor_exe: self.config.supervisor_exe.clone(),
+            max_output: exec::MAX_OUTPUT,
+            shell: self
+                .shell
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("/bin/sh")),
+            isolation,
+            git_safe: grants.git_safe,
+            pass_env: self.config.pass_env.clone(),
+        };
+        let ran = exec::run(request).await;
+        // The command's whole tree is gone by now (its PID namespace died with its shell), so
+        // nothing of it is left to recreate what is moved away.
+        let quarantined = before
+            .map(|b| self.quarantine_created(&b, call_id))
+            .unwrap_or_default();
+        if !quarantined.is_empty() {
+            *note = Some(format!(
+                "moved what the command created in protected places: {}",
+                quarantined
+                    .iter()
+                    .map(|(_, audit)| audit.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ));
+        }
+        match ran {
+            Ok(mut out) => {
+                out.not_isolated = self.not_isolated.clone();
+                out.quarantined = quarantined.into_iter().map(|(shown, _)| shown).collect();
+                let (text, truncated) = out.render();
+                let status = if out.timed_out {
+                    CallStatus::Timeout
+                } else if out.exit_code == Some(0)
+                    && out.leftover_processes == 0
+                    && out.quarantined.is_empty()
+                {
+                    CallStatus::Success
+                } else {
+                    CallStatus::Error
+                };
+                (status, text, truncated)
+            }
+            Err(e) => {
+                let mut text = format!("could not run the command: {e}");
+                for (shown, _) in &quarantined {
+                    text.push_str(&format!("\n[{shown}]"));
+                }
+                (CallStatus::Error, text, false)
+            }
+        }
+    }
+
+    /// Moves run-later files and own state the command created (they did not exist before,
+    /// so no mount could keep them read-only) into `<data dir>/quarantine/<call id>`.
+    /// Returns, per path, what the model reads (root-relative, no host path) and what the
+    /// audit line keeps (where it went).
+    fn quarantine_created(
+        &self,
+        before: &crate::quarantine::Before,
+        call_id: &str,
+    ) -> Vec<(String, String)> {
+        use crate::quarantine::{Fate, created_since, move_away};
+        let Some(prot) = self.jail.protection() else {
+            return Vec::new();
+        };
+        let root = self.jail.root();
+        let created = created_since(prot, root, before, self.config.root_scan);
+        let dir = self.config.paths.data_dir.join("quarantine").join(call_id);
+        move_away(&created, &dir)
+            .into_iter()
+            .map(|(path, fate)| {
+                let shown = self.jail.display(&path);
+                let (said, kept) = match &fate {
+                    Fate::Moved(to) => (
+                        "moved it into ground-link's quarantine folder".to_string(),
+                        format!("{} -> {}", path.display(), to.display()),
+                    ),
+                    Fate::Deleted => (
+                        "deleted it (it could not be moved)".to_string(),
+                        format!("{} deleted", path.display()),
+                    ),
+                    Fate::Left(e) => (
+                        format!("could NOT remove it ({e}); check it yourself"),
+                        format!("{} left in place: {e}", path.display()),
+                    ),
+                };
+                (
+                    format!(
+                        "ground-link: the command created {shown:?}, a place that makes code \
+                         run later or holds ground-link's own state, which commands may not \
+                         create; ground-link {said}"
+                    ),
+                    kept,
+                )
+            })
+            .collect()
     }
 }
 

@@ -13,11 +13,24 @@
 //!   local servers the command starts itself work; nothing outside (not even the host's
 //!   127.0.0.1) is reachable. Abstract Unix sockets are per network namespace, so the host's
 //!   (D-Bus, X11) are out of reach too.
-//! - The order is fixed: user namespace → mounts → network → (the caller then applies
-//!   Landlock) → exec. Landlock forbids mounting once applied, so it must come last.
+//! - Files in `reveal` (below a covered folder, named by a rule) stay readable, read-only,
+//!   through the cover; nothing else of that folder does.
+//! - It runs in its own PID namespace, as its init: when the command's shell ends, the kernel
+//!   kills every process left in it (`setsid`, `nohup`, double forks, fork loops alike). Where
+//!   the kernel allows it, `/proc` is that namespace's own, listing no other process.
+//! - The covers cannot be removed, in any mode and whatever uid the command has: once they are
+//!   set up the command moves into a nested user and mount namespace (the kernel locks mounts
+//!   inherited from a more privileged namespace: no `umount`, no remount read-write), its
+//!   capability bounding set is emptied (even uid 0 gains nothing at `exec`), and, where
+//!   `/proc/sys` is writable, it may not create user namespaces of its own.
+//! - Every cover is a tmpfs named [`EXEC_MARK`], so a program can tell it runs inside
+//!   `exec_cmd` from the mount table, which the command cannot change ([`inside_exec`]).
+//! - The order is fixed: user + PID namespace → mounts → network → lock → (the caller then
+//!   applies Landlock) → exec. Landlock forbids mounting once applied, so it must come last.
 //! - Any step that fails stops the command before it runs (fail closed).
 
 use std::ffi::CString;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use nix::mount::{MsFlags, mount};
@@ -34,6 +47,8 @@ const PROBE_OK: &str = "ground-link: namespaces ok";
 pub const NO_NAMESPACES_ENV: &str = "GROUND_LINK_NO_NAMESPACES";
 /// Set in the namespace probe's environment (see [`status`]).
 const PROBING_ENV: &str = "GROUND_LINK_PROBING_NAMESPACES";
+/// The source name of every tmpfs the namespace mounts: what [`inside_exec`] looks for.
+pub const EXEC_MARK: &str = "ground-link-exec";
 
 /// What an `exec_cmd` child may see and reach.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,6 +58,9 @@ pub struct Isolation {
     pub hide: Vec<PathBuf>,
     /// Made read-only in place.
     pub read_only: Vec<PathBuf>,
+    /// Below a folder in `hide`, still readable (read-only): the one file a rule named.
+    #[serde(default)]
+    pub reveal: Vec<PathBuf>,
     /// Keep the host's network.
     pub network: bool,
     /// Fresh, empty `/tmp`, `/var/tmp` and `/dev/shm`, and `/run` covered: the host's Unix
@@ -57,16 +75,17 @@ pub struct Isolation {
 
 /// Enter the namespaces and set up the mounts. Runs in the forked child before exec (the
 /// supervisor is single-threaded, so allocating here is safe), with the caller's `uid`/`gid`.
+/// Returns in a new process, the init of a fresh PID namespace; the process that called it
+/// waits for that one and exits with its status, never returning.
 pub fn enter(iso: &Isolation, uid: u32, gid: u32) -> Result<(), String> {
-    let mut flags = CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS;
+    let mut flags = CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID;
     if !iso.network {
         flags |= CloneFlags::CLONE_NEWNET;
     }
-    unshare(flags).map_err(|e| format!("unshare (user, mount, network namespaces): {e}"))?;
+    unshare(flags).map_err(|e| format!("unshare (user, mount, PID, network namespaces): {e}"))?;
     // Map only ourselves: the command keeps its own identity and gains nothing on the host.
-    write_proc("/proc/self/setgroups", "deny")?;
-    write_proc("/proc/self/uid_map", &format!("{uid} {uid} 1\n"))?;
-    write_proc("/proc/self/gid_map", &format!("{gid} {gid} 1\n"))?;
+    map_ids(uid, gid)?;
+    become_init()?;
     // Our mounts must not propagate back to the host.
     mount(
         None::<&str>,
@@ -76,21 +95,118 @@ pub fn enter(iso: &Isolation, uid: u32, gid: u32) -> Result<(), String> {
         None::<&str>,
     )
     .map_err(|e| format!("make mounts private: {e}"))?;
+    own_proc();
     if iso.private_temp {
         for t in ["/tmp", "/var/tmp", "/dev/shm"] {
             if !iso.root.starts_with(t) && Path::new(t).is_dir() {
                 let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV;
-                mount(Some("tmpfs"), t, Some("tmpfs"), flags, Some("mode=1777"))
+                mount(Some(EXEC_MARK), t, Some("tmpfs"), flags, Some("mode=1777"))
                     .map_err(|e| format!("a private {t}: {e}"))?;
             }
         }
         if !iso.root.starts_with("/run") && Path::new("/run").is_dir() {
-            hide(Path::new("/run"))?;
+            hide(Path::new("/run"), &[])?;
         }
     }
-    // Every folder above a cover is pinned (bound onto itself): a mount point cannot be
-    // renamed, so `mv ~/.config ~/.config.old` cannot carry ground-link's own state out from
-    // under its cover and put a command-written one in its place.
+    pin_ancestors(iso)?;
+    for p in &iso.hide {
+        hide(p, &iso.reveal)?;
+    }
+    for p in &iso.read_only {
+        make_read_only(p)?;
+    }
+    // The working folder was entered before these mounts and still points below them: enter
+    // it again, so relative paths meet the covers too.
+    if let Ok(cwd) = std::env::current_dir() {
+        std::env::set_current_dir(&cwd).map_err(|e| format!("re-enter {}: {e}", cwd.display()))?;
+    }
+    if !iso.network {
+        loopback_up()?;
+    }
+    lock(uid, gid)
+}
+
+fn map_ids(uid: u32, gid: u32) -> Result<(), String> {
+    write_proc("/proc/self/setgroups", "deny")?;
+    write_proc("/proc/self/uid_map", &format!("{uid} {uid} 1\n"))?;
+    write_proc("/proc/self/gid_map", &format!("{gid} {gid} 1\n"))
+}
+
+/// Forks the first process of the new PID namespace. The child returns and goes on to become
+/// the command; this process only waits for it and leaves with its status, so the supervisor
+/// sees the command's exit code. When the command's shell ends, the kernel kills whatever it
+/// left in the namespace; when the supervisor kills this process, the parent-death signal
+/// takes the child (and with it the namespace) along.
+fn become_init() -> Result<(), String> {
+    use nix::libc;
+    // SAFETY: the caller is a single-threaded, freshly forked child (see `enter`).
+    match unsafe { nix::unistd::fork() }.map_err(|e| format!("fork the namespace's init: {e}"))? {
+        nix::unistd::ForkResult::Child => {
+            // A waiter killed before this prctl leaves the child to the supervisor, which is
+            // the subreaper and kills every descendant it finds (it cannot tell from here:
+            // the waiter is outside this PID namespace, invisible).
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
+                .map_err(|e| format!("PR_SET_PDEATHSIG: {e}"))
+        }
+        nix::unistd::ForkResult::Parent { child } => {
+            // Hold nothing open: std's exec-status pipe must close when the child execs (or
+            // `spawn` would wait for the whole command), and the output pipes when it ends.
+            // SAFETY: plain syscalls; nothing below uses a descriptor.
+            unsafe {
+                if libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32) != 0 {
+                    for fd in 0..4096 {
+                        libc::close(fd);
+                    }
+                }
+            }
+            let code = loop {
+                match nix::sys::wait::waitpid(child, None) {
+                    Ok(nix::sys::wait::WaitStatus::Exited(_, code)) => break code,
+                    Ok(nix::sys::wait::WaitStatus::Signaled(_, signal, _)) => {
+                        // Die of the same signal, so the report says "killed by signal N".
+                        let _ = nix::sys::signal::sigprocmask(
+                            nix::sys::signal::SigmaskHow::SIG_SETMASK,
+                            Some(&nix::sys::signal::SigSet::empty()),
+                            None,
+                        );
+                        // SAFETY: restores the default action for the signal we then raise.
+                        unsafe {
+                            let _ = nix::sys::signal::signal(
+                                signal,
+                                nix::sys::signal::SigHandler::SigDfl,
+                            );
+                        }
+                        let _ = nix::sys::signal::raise(signal);
+                        break 128 + signal as i32;
+                    }
+                    Ok(_) => continue,
+                    Err(nix::errno::Errno::EINTR) => continue,
+                    Err(_) => break 126,
+                }
+            };
+            // SAFETY: leaves without running destructors or atexit handlers of the parent's
+            // copy of the supervisor's state.
+            unsafe { libc::_exit(code) }
+        }
+    }
+}
+
+/// A `/proc` of the command's own PID namespace: it lists only the command's processes, so the
+/// `/proc/<pid>/root`, `cwd` and `environ` of the person's other processes (which see the
+/// host's mounts, not the covers, and hold their environment) are not there to open. The
+/// kernel refuses this where the host's `/proc` is partly masked (containers); there the
+/// command still runs, and those entries stay guarded as before: Landlock lets no command open
+/// another domain's `/proc/<pid>` entries (every mode, where a domain is applied), and without
+/// capabilities a command cannot open a more privileged process's.
+fn own_proc() {
+    let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC;
+    let _ = mount(Some("proc"), "/proc", Some("proc"), flags, None::<&str>);
+}
+
+/// Every folder above a cover is pinned (bound onto itself): a mount point cannot be renamed,
+/// so `mv ~/.config ~/.config.old` cannot carry ground-link's own state out from under its
+/// cover and put a command-written one in its place.
+fn pin_ancestors(iso: &Isolation) -> Result<(), String> {
     let mut above: Vec<&Path> = iso
         .hide
         .iter()
@@ -112,45 +228,53 @@ pub fn enter(iso: &Isolation, uid: u32, gid: u32) -> Result<(), String> {
             .map_err(|e| format!("pin {}: {e}", a.display()))?;
         }
     }
-    for p in &iso.hide {
-        hide(p)?;
-    }
-    for p in &iso.read_only {
-        make_read_only(p)?;
-    }
-    // The working folder was entered before these mounts and still points below them: enter
-    // it again, so relative paths meet the covers too.
-    if let Ok(cwd) = std::env::current_dir() {
-        std::env::set_current_dir(&cwd).map_err(|e| format!("re-enter {}: {e}", cwd.display()))?;
-    }
-    if !iso.network {
-        loopback_up()?;
-    }
     Ok(())
+}
+
+/// Makes the mounts permanent for the command (DESIGN §4: covers hold in every mode, also
+/// for a command running as uid 0). A user + mount namespace made now is less privileged
+/// than the one that mounted, so the kernel locks every mount it inherits; the emptied
+/// bounding set leaves the command no capability after `exec`, whatever its uid.
+fn lock(uid: u32, gid: u32) -> Result<(), String> {
+    unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS)
+        .map_err(|e| format!("unshare (nested user and mount namespace): {e}"))?;
+    map_ids(uid, gid)?;
+    // A second line, where the kernel lets us: no user namespace of its own means no
+    // capability anywhere, so not even a mount on top of a cover. /proc/sys is read-only in
+    // some containers; the lock above holds without it.
+    let _ = std::fs::write("/proc/sys/user/max_user_namespaces", "0");
+    use rustix::thread::CapabilitySet;
+    for cap in 0..64u32 {
+        // Capabilities past the kernel's last one fail with EINVAL: nothing to drop.
+        let one = CapabilitySet::from_bits_retain(1u64 << cap);
+        match rustix::thread::remove_capability_from_bounding_set(one) {
+            Ok(()) | Err(rustix::io::Errno::INVAL) => {}
+            Err(e) => return Err(format!("drop capability {cap} from the bounding set: {e}")),
+        }
+    }
+    let mut sets =
+        rustix::thread::capabilities(None).map_err(|e| format!("read the capabilities: {e}"))?;
+    sets.inheritable = CapabilitySet::empty();
+    rustix::thread::set_capabilities(None, sets)
+        .map_err(|e| format!("clear the inheritable capabilities: {e}"))?;
+    rustix::thread::clear_ambient_capability_set()
+        .map_err(|e| format!("clear the ambient capabilities: {e}"))
 }
 
 fn write_proc(path: &str, text: &str) -> Result<(), String> {
     std::fs::write(path, text).map_err(|e| format!("write {path}: {e}"))
 }
 
-/// Cover `p` with something empty and read-only; a path that is gone needs no cover.
-fn hide(p: &Path) -> Result<(), String> {
+/// Cover `p` with something empty and read-only; a path that is gone needs no cover. Files
+/// of `reveal` below `p` are bound back in, read-only, before the cover turns read-only.
+fn hide(p: &Path, reveal: &[PathBuf]) -> Result<(), String> {
     // The engine passes resolved paths; mount(2) follows a link swapped in since, so the type
     // is taken from what it points to (a mismatch fails the command, closed).
     let Ok(md) = std::fs::metadata(p) else {
         return Ok(());
     };
     let ro = MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC | MsFlags::MS_RDONLY;
-    if md.is_dir() {
-        mount(
-            Some("tmpfs"),
-            p,
-            Some("tmpfs"),
-            ro,
-            Some("size=4k,mode=0555"),
-        )
-        .map_err(|e| format!("hide {}: {e}", p.display()))
-    } else {
+    if !md.is_dir() {
         mount(
             Some("/dev/null"),
             p,
@@ -159,8 +283,72 @@ fn hide(p: &Path) -> Result<(), String> {
             None::<&str>,
         )
         .map_err(|e| format!("hide {}: {e}", p.display()))?;
-        remount_read_only(p)
+        return remount_read_only(p);
     }
+    // Opened before the cover hides them (an O_PATH descriptor reads nothing by itself).
+    let kept: Vec<(PathBuf, OwnedFd)> = reveal
+        .iter()
+        .filter(|r| r.starts_with(p) && *r != p)
+        .filter_map(|r| {
+            let fd = rustix::fs::open(
+                r,
+                rustix::fs::OFlags::PATH | rustix::fs::OFlags::CLOEXEC,
+                rustix::fs::Mode::empty(),
+            )
+            .ok()?;
+            Some((r.clone(), fd))
+        })
+        .collect();
+    let writable = ro - MsFlags::MS_RDONLY;
+    let options = if kept.is_empty() {
+        "size=4k,mode=0555"
+    } else {
+        "size=64k,mode=0755"
+    };
+    let flags = if kept.is_empty() { ro } else { writable };
+    mount(Some(EXEC_MARK), p, Some("tmpfs"), flags, Some(options))
+        .map_err(|e| format!("hide {}: {e}", p.display()))?;
+    if kept.is_empty() {
+        return Ok(());
+    }
+    for (r, fd) in &kept {
+        reveal_one(r, fd)?;
+    }
+    mount(
+        None::<&str>,
+        p,
+        None::<&str>,
+        MsFlags::MS_REMOUNT | ro,
+        Some("mode=0555"),
+    )
+    .map_err(|e| format!("make the cover of {} read-only: {e}", p.display()))
+}
+
+/// Binds the file behind `fd` onto the same path inside a fresh cover, read-only.
+fn reveal_one(path: &Path, fd: &OwnedFd) -> Result<(), String> {
+    let fail = |e: &dyn std::fmt::Display| format!("reveal {}: {e}", path.display());
+    let is_dir = rustix::fs::fstat(fd)
+        .map(|st| rustix::fs::FileType::from_raw_mode(st.st_mode).is_dir())
+        .map_err(|e| fail(&e))?;
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| fail(&e))?;
+    }
+    let made = if is_dir {
+        std::fs::create_dir(path)
+    } else {
+        std::fs::File::create(path).map(drop)
+    };
+    made.map_err(|e| fail(&e))?;
+    let source = format!("/proc/self/fd/{}", fd.as_raw_fd());
+    mount(
+        Some(source.as_str()),
+        path,
+        None::<&str>,
+        MsFlags::MS_BIND,
+        None::<&str>,
+    )
+    .map_err(|e| fail(&e))?;
+    remount_read_only(path)
 }
 
 fn make_read_only(p: &Path) -> Result<(), String> {
@@ -240,20 +428,35 @@ pub fn run_probe_if_asked() {
     }
     let dir = std::env::temp_dir().join(format!("gl-ns-probe-{}", std::process::id()));
     let code = match std::fs::create_dir_all(&dir) {
-        Ok(()) => {
-            // Everything a command's set-up does, so a kernel that refuses any step is found
-            // here rather than in a command (the probe folder counts as the root).
-            let iso = Isolation {
-                hide: vec![dir.clone()],
-                read_only: vec![],
-                network: false,
-                private_temp: true,
-                root: dir.clone(),
-            };
-            // Called first thing in main: single-threaded, so unshare(CLONE_NEWUSER) works.
-            let uid = rustix::process::getuid().as_raw();
-            let gid = rustix::process::getgid().as_raw();
-            match enter(&iso, uid, gid) {
+        Ok(()) => probe_in_child(&dir),
+        Err(e) => {
+            eprintln!("create {}: {e}", dir.display());
+            1
+        }
+    };
+    let _ = std::fs::remove_dir(&dir);
+    std::process::exit(code);
+}
+
+/// Everything a command's set-up does, in a child (so this process can remove the probe
+/// folder afterwards), so a kernel that refuses any step is found here rather than in a
+/// command. The probe folder counts as the root. Called first thing in main: single-threaded,
+/// so forking and unshare(CLONE_NEWUSER) work.
+fn probe_in_child(dir: &Path) -> i32 {
+    let iso = Isolation {
+        hide: vec![dir.to_path_buf()],
+        read_only: vec![],
+        reveal: vec![],
+        network: false,
+        private_temp: true,
+        root: dir.to_path_buf(),
+    };
+    let uid = rustix::process::getuid().as_raw();
+    let gid = rustix::process::getgid().as_raw();
+    // SAFETY: single-threaded (see above); the child only sets up namespaces and exits.
+    match unsafe { nix::unistd::fork() } {
+        Ok(nix::unistd::ForkResult::Child) => {
+            let code = match enter(&iso, uid, gid) {
                 Ok(()) => {
                     println!("{PROBE_OK}");
                     0
@@ -262,15 +465,37 @@ pub fn run_probe_if_asked() {
                     eprintln!("{e}");
                     1
                 }
+            };
+            std::process::exit(code);
+        }
+        Ok(nix::unistd::ForkResult::Parent { child }) => {
+            match nix::sys::wait::waitpid(child, None) {
+                Ok(nix::sys::wait::WaitStatus::Exited(_, code)) => code,
+                _ => 1,
             }
         }
         Err(e) => {
-            eprintln!("create {}: {e}", dir.display());
+            eprintln!("fork: {e}");
             1
         }
+    }
+}
+
+/// Whether this process runs inside an `exec_cmd` (a command the model started): the
+/// engine's variable says so, and so does a mount the command cannot remove or hide
+/// ([`EXEC_MARK`] in `/proc/self/mountinfo`). `ground-link` and the app refuse to act there.
+pub fn inside_exec() -> bool {
+    if std::env::var_os(crate::tools::exec::IN_EXEC_ENV).is_some() {
+        return true;
+    }
+    let Ok(table) = std::fs::read_to_string("/proc/self/mountinfo") else {
+        return false;
     };
-    let _ = std::fs::remove_dir(&dir);
-    std::process::exit(code);
+    // Fields after " - " are: type, source, super options.
+    table.lines().any(|line| {
+        line.split_once(" - ")
+            .is_some_and(|(_, tail)| tail.split(' ').nth(1) == Some(EXEC_MARK))
+    })
 }
 
 /// Whether `exec_cmd` can be isolated on this machine, probed once per supervisor binary by

@@ -18,6 +18,7 @@ pub mod policy;
 pub mod prompt;
 pub mod protect;
 pub mod protocol;
+pub mod quarantine;
 pub mod reply;
 pub mod supervisor;
 pub mod tools;

@@ -176,9 +176,10 @@ fn main() -> ExitCode {
     ground_link::supervisor::run_if_supervisor();
     ground_link::isolate::run_probe_if_asked();
     // A command the model runs must not drive ground-link itself (print the token, trust its
-    // own project rules): the engine marks every exec_cmd tree. The mount namespace hides the
-    // state these commands would touch anyway; this says so plainly.
-    if std::env::var_os(ground_link::tools::exec::IN_EXEC_ENV).is_some() {
+    // own project rules): its mount namespace carries a mark the command cannot remove (the
+    // engine's variable is only a hint: `env -u` drops it). The namespace hides the state
+    // these commands would touch anyway; this says so plainly.
+    if ground_link::isolate::inside_exec() {
         eprintln!(
             "ground-link: refusing to run inside exec_cmd (a command the model started); \
              run ground-link yourself, in your own terminal"

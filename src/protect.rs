@@ -12,8 +12,11 @@
 //! - Classes are matched on path components, never substrings (`.envrc` matches, `envrc.md`
 //!   does not).
 
-use std::ffi::OsStr;
+use std::collections::HashSet;
+use std::ffi::{OsStr, OsString};
 use std::path::{Component, Path, PathBuf};
+use std::sync::RwLock;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
@@ -159,11 +162,19 @@ const APP_IDENTIFIER: &str = "app.ground-link.tray";
 
 /// The matcher: own-state locations for one [`ConfigPaths`], the home folder, and extra
 /// sensitive globs from the rule files.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Protection {
     own: Vec<PathBuf>,
     home: Option<PathBuf>,
-    extra_sensitive: Option<globset::GlobSet>,
+    /// The last component of every own-state and run-later place (`None` when one has none):
+    /// a path can only lie below a place if it has that place's name among its components, so
+    /// most paths of a tree walk skip the component-wise prefix tests (they were most of the
+    /// walk's cost).
+    place_names: Option<HashSet<OsString>>,
+    /// The rule files' `"sensitive"` globs, replaced on every reload
+    /// ([`Protection::set_extra_sensitive`]): the jail, the tree walks, the classifier and the
+    /// exec namespace all read them here, so one reload reaches every one of them.
+    extra_sensitive: RwLock<Option<globset::GlobSet>>,
 }
 
 impl Protection {
@@ -180,18 +191,42 @@ impl Protection {
         own.sort();
         own.dedup();
         let home = home.map(|h| std::fs::canonicalize(h).unwrap_or_else(|_| h.to_path_buf()));
+        let run_later = home
+            .iter()
+            .flat_map(|h| RUN_LATER_HOME.iter().map(move |r| h.join(r)))
+            .chain(RUN_LATER_SYSTEM.iter().map(PathBuf::from));
+        let place_names = own
+            .iter()
+            .cloned()
+            .chain(run_later)
+            .map(|p| p.file_name().map(OsStr::to_os_string))
+            .collect();
         Protection {
             own,
             home,
-            extra_sensitive: None,
+            place_names,
+            extra_sensitive: RwLock::new(None),
         }
     }
 
-    /// Adds sensitive globs (matched against the whole absolute path and against the file
-    /// name); an empty list changes nothing.
-    pub fn with_sensitive_globs(mut self, set: Option<globset::GlobSet>) -> Protection {
-        self.extra_sensitive = set;
-        self
+    /// False only when `abs` cannot lie at or below any own-state or run-later place.
+    fn may_be_a_place(&self, abs: &Path) -> bool {
+        match &self.place_names {
+            Some(names) => abs.components().any(|c| match c {
+                Component::Normal(n) => names.contains(n),
+                _ => false,
+            }),
+            None => true,
+        }
+    }
+
+    /// Replaces the rule files' sensitive globs (matched like `pathGlob`: root-relative inside
+    /// the root, absolute outside, and against the file name); `None` clears them.
+    pub fn set_extra_sensitive(&self, set: Option<globset::GlobSet>) {
+        *self
+            .extra_sensitive
+            .write()
+            .unwrap_or_else(|p| p.into_inner()) = set;
     }
 
     /// What a person choosing `root` should know when it is broad: it holds the home folder
@@ -246,24 +281,32 @@ impl Protection {
     }
 
     pub fn is_own_state(&self, abs: &Path) -> bool {
-        self.own.iter().any(|o| abs.starts_with(o))
+        self.may_be_a_place(abs) && self.own.iter().any(|o| abs.starts_with(o))
     }
 
     /// Whether `abs` holds (or is a folder below which lie) secrets; `rel` is its path below
     /// the sandbox root when it is inside.
     fn sensitive_at(&self, abs: &Path, rel: Option<&Path>) -> bool {
-        if sensitive_path(rel.unwrap_or(abs)) {
+        let at = rel.unwrap_or(abs);
+        if sensitive_path(at) {
             return true;
         }
-        match &self.extra_sensitive {
+        let extra = self
+            .extra_sensitive
+            .read()
+            .unwrap_or_else(|p| p.into_inner());
+        match extra.as_ref() {
             Some(set) => {
-                set.is_match(abs) || abs.file_name().is_some_and(|n| set.is_match(Path::new(n)))
+                set.is_match(at) || abs.file_name().is_some_and(|n| set.is_match(Path::new(n)))
             }
             None => false,
         }
     }
 
     fn run_later(&self, abs: &Path) -> bool {
+        if !self.may_be_a_place(abs) {
+            return false;
+        }
         if RUN_LATER_SYSTEM.iter().any(|s| abs.starts_with(s)) {
             return true;
         }
@@ -320,6 +363,111 @@ impl Protection {
         out
     }
 
+    /// One capped walk of the sandbox root (ripgrep's `ignore` walker, no ignore files: a
+    /// `.env` is usually git-ignored): every secret in it (hidden from commands), and every
+    /// protected or own-state path that exists (read-only or hidden for commands, and the
+    /// "before" that [`crate::quarantine`] compares with).
+    pub fn scan_root(&self, root: &Path, limit: ScanLimit) -> RootScan {
+        self.scan(root, root, limit)
+    }
+
+    /// [`Protection::scan_root`] of the tree at `start`, below the sandbox `root`. A classified
+    /// folder is reported, not entered; `start` itself is neither.
+    pub fn scan(&self, start: &Path, root: &Path, limit: ScanLimit) -> RootScan {
+        let mut scan = RootScan::default();
+        let started = Instant::now();
+        let walker = ignore::WalkBuilder::new(start)
+            .standard_filters(false)
+            .follow_links(false)
+            .build();
+        let mut skip: Option<PathBuf> = None;
+        for (seen, entry) in walker.flatten().enumerate() {
+            if seen >= limit.entries || started.elapsed() >= limit.time {
+                scan.incomplete = Some(format!(
+                    "it has more than {} entries (or took over {} ms) to check for secrets \
+                     and run-later files",
+                    limit.entries,
+                    limit.time.as_millis()
+                ));
+                break;
+            }
+            let path = entry.path();
+            if entry.depth() == 0 || skip.as_deref().is_some_and(|s| path.starts_with(s)) {
+                continue;
+            }
+            let Some(class) = self.class(path, root) else {
+                continue;
+            };
+            let found = match class {
+                PathClass::Sensitive => &mut scan.secrets,
+                PathClass::OwnState => &mut scan.own_state,
+                PathClass::Protected => &mut scan.protected,
+            };
+            found.push(path.to_path_buf());
+            // Everything below a classified folder has its class; the walk need not enter it.
+            if entry.file_type().is_some_and(|t| t.is_dir()) {
+                skip = Some(path.to_path_buf());
+            }
+        }
+        scan
+    }
+
+    /// The project's run-later names (`.git`, `.envrc`, `.husky`, `.ground-link`,
+    /// `.vscode/tasks.json`) anywhere under `root`, topmost only: the walk after a command,
+    /// which only looks for what a command may have created (the fixed places are checked
+    /// apart), so it matches names alone and costs less than [`Protection::scan_root`].
+    pub fn project_protected_in(&self, root: &Path, limit: ScanLimit) -> Vec<PathBuf> {
+        let started = Instant::now();
+        let mut found: Vec<PathBuf> = Vec::new();
+        let mut skip: Option<PathBuf> = None;
+        let walker = ignore::WalkBuilder::new(root)
+            .standard_filters(false)
+            .follow_links(false)
+            .build();
+        for (seen, entry) in walker.flatten().enumerate() {
+            // Past the cap the rest is not looked at; what was found is still moved.
+            if seen >= limit.entries || started.elapsed() >= limit.time {
+                break;
+            }
+            let path = entry.path();
+            if skip.as_deref().is_some_and(|s| path.starts_with(s)) {
+                continue;
+            }
+            // Own state is not the command's (the quarantine itself lives there): not entered.
+            if self.is_own_state(path) {
+                skip = Some(path.to_path_buf());
+                continue;
+            }
+            if path.strip_prefix(root).is_ok_and(project_protected) {
+                found.push(path.to_path_buf());
+                skip = Some(path.to_path_buf());
+            }
+        }
+        found
+    }
+
+    /// The fixed run-later and own-state places, whether they exist or not: the home folder's
+    /// start-up and autostart files, ground-link's own folders, the browsers' native-host
+    /// folders, and the project's run-later names at the root. One that does not exist cannot
+    /// be mounted over; a command that creates it is caught after it ran
+    /// ([`crate::quarantine`]).
+    pub fn fixed_places(&self, root: &Path) -> Vec<PathBuf> {
+        let mut places: Vec<PathBuf> = self.own.clone();
+        if let Some(home) = &self.home {
+            places.extend(RUN_LATER_HOME.iter().map(|r| home.join(r)));
+        }
+        places.extend(
+            PROJECT_DIRS
+                .iter()
+                .chain(PROJECT_FILES)
+                .map(|d| root.join(d)),
+        );
+        places.extend(PROJECT_PAIRS.iter().map(|(p, n)| root.join(p).join(n)));
+        places.sort();
+        places.dedup();
+        places
+    }
+
     /// Why `abs` is denied, for the model and the person: names the path as shown.
     pub fn own_state_reason(shown: &str) -> String {
         format!(
@@ -327,6 +475,36 @@ impl Protection {
              settings); no tool may read or change it, whatever the answer; only the settings \
              window or the `ground-link` CLI changes it"
         )
+    }
+}
+
+/// What [`Protection::scan_root`] found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RootScan {
+    /// Files and folders of the sensitive class (built-in and the rule files' globs).
+    pub secrets: Vec<PathBuf>,
+    /// Protected (run-later) paths that exist.
+    pub protected: Vec<PathBuf>,
+    /// ground-link's own state inside the walked tree.
+    pub own_state: Vec<PathBuf>,
+    /// Why the walk stopped before the end (then the command asks: fail closed).
+    pub incomplete: Option<String>,
+}
+
+/// How far [`Protection::scan_root`] walks before it gives up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScanLimit {
+    pub entries: usize,
+    pub time: Duration,
+}
+
+impl Default for ScanLimit {
+    /// 50,000 entries or 2 s: a project with its dependencies fits, a home folder does not.
+    fn default() -> Self {
+        ScanLimit {
+            entries: 50_000,
+            time: Duration::from_secs(2),
+        }
     }
 }
 

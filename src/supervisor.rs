@@ -21,8 +21,10 @@
 //!    its own tree;
 //! 5. runs `bash --noprofile --norc -c COMMAND` in the sandbox root, in a new process group,
 //!    stdin `/dev/null`, stdout and stderr inherited (the engine's pipes); when asked, the child
-//!    first enters its own user, mount and network namespaces ([`crate::isolate`]) and only
-//!    then applies Landlock (which forbids mounting afterwards);
+//!    first enters its own user, mount, PID and network namespaces ([`crate::isolate`]: the
+//!    child stays behind as a waiter that relays the exit status, and a grandchild, the PID
+//!    namespace's init, becomes the shell) and only then applies Landlock (which forbids
+//!    mounting afterwards);
 //! 6. waits for `sh` to exit, the deadline, SIGTERM/SIGINT/SIGHUP (cancel), the engine's death
 //!    (EOF on the socket, or the parent-death signal once the engine process — not merely the
 //!    thread that spawned us — is gone);

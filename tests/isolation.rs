@@ -19,7 +19,7 @@ use ground_link::protocol::{
 use serde_json::Value;
 
 use crate::protect::Home;
-use crate::util::{Fixture, call, check};
+use crate::util::{Fixture, call, check, snapshot_tree};
 
 const BIN: &str = env!("CARGO_BIN_EXE_ground-link");
 
@@ -484,16 +484,379 @@ fn session_sockets_are_out_of_reach_in_every_mode() {
 #[test]
 fn ground_link_refuses_to_act_inside_exec_cmd() {
     let h = Home::new();
-    let engine = approving(&h, SandboxMode::FullAccess);
-    for args in ["token", "trust --dir ."] {
-        let r = call(&engine, &exec(&format!("{BIN} {args}")));
+    let trust_store = || snapshot_tree(&h.paths.config_dir);
+    let before = trust_store();
+    for sandbox in [SandboxMode::FullAccess, SandboxMode::WorkspaceWrite] {
+        let engine = approving(&h, sandbox);
+        // The variable is only a hint: without it, the namespace's mark still says where
+        // ground-link runs.
+        for args in [
+            "token",
+            "trust --dir .",
+            "-- env -u GROUND_LINK_IN_EXEC {BIN} token",
+            "-- env -u GROUND_LINK_IN_EXEC {BIN} trust --dir .",
+            "-- env -i {BIN} token",
+        ] {
+            let command = match args.strip_prefix("-- ") {
+                Some(c) => c.replace("{BIN}", BIN),
+                None => format!("{BIN} {args}"),
+            };
+            let r = call(&engine, &exec(&command));
+            assert!(
+                r.output.contains("refusing to run inside exec_cmd"),
+                "{sandbox:?} {command}: {}",
+                r.output
+            );
+            assert!(!r.output.contains("OWN-TOKEN"), "{}", r.output);
+        }
+    }
+    assert_eq!(trust_store(), before, "the trust store changed");
+    // Control: outside exec_cmd the same binary acts (the mark is not a false alarm).
+    let out = Command::new(BIN)
+        .args(["token"])
+        .env("XDG_CONFIG_HOME", h.home.join(".config"))
+        .env("XDG_DATA_HOME", h.home.join(".local/share"))
+        .env_remove("GROUND_LINK_IN_EXEC")
+        .output()
+        .unwrap();
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("refusing"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Issue 11 (a): places that make code run later, or hold ground-link's own state, and do
+/// not exist yet cannot be mounted over; what a command creates there is moved away after
+/// it ran, and nothing it left running can put it back.
+#[test]
+fn run_later_files_and_own_state_a_command_creates_are_moved_to_quarantine() {
+    let h = Home::new();
+    let places = [
+        ".bash_profile",
+        ".config/autostart/y.desktop",
+        ".config/systemd/user/x.service",
+        ".config/vivaldi/NativeMessagingHosts/x.json",
+        "proj/.envrc",
+        "proj/.vscode/tasks.json",
+        "proj/sub/.git/config",
+        "proj/sub/.git/hooks/pre-commit",
+    ];
+    // The program finds the paths itself (no static check sees them), then leaves a
+    // re-creator behind in its own session, as a daemon would.
+    let script = format!(
+        "import os, subprocess\nfor p in {places:?}:\n    try:\n        os.makedirs(os.path.dirname(p) or '.', exist_ok=True)\n        open(p, 'w').write('evil')\n        print('wrote', p)\n    except OSError as e:\n        print('refused', p, e)\nopen('proj/ok.txt', 'w').write('ok')\nsubprocess.Popen(['setsid', 'sh', '-c', 'sleep 0.5; echo again > .bash_profile; echo again > proj/.envrc'])\nsubprocess.Popen(['nohup', 'sh', '-c', 'sleep 0.7; echo again > .bash_profile'])\n"
+    );
+    h.put("mk.py", &script);
+    let engine = approving(&h, SandboxMode::WorkspaceWrite);
+    let r = call(&engine, &exec("python3 mk.py"));
+    assert!(r.output.contains("wrote .bash_profile"), "{}", r.output);
+    std::thread::sleep(Duration::from_millis(1500));
+    for p in places {
+        assert!(!h.home.join(p).exists(), "{p} exists\n{}", r.output);
+    }
+    assert_eq!(h.read("proj/ok.txt"), "ok", "an ordinary file stays");
+    for shown in [
+        ".bash_profile",
+        "proj/.envrc",
+        "proj/sub/.git",
+        ".config/systemd/user",
+    ] {
         assert!(
-            r.output.contains("refusing to run inside exec_cmd"),
-            "{args}: {}",
+            r.output.contains(&format!(
+                "the command created {shown:?}, a place that makes code run later"
+            )),
+            "{shown}: {}",
             r.output
         );
-        assert!(!r.output.contains("OWN-TOKEN"), "{}", r.output);
     }
+    assert_eq!(r.status, CallStatus::Error);
+    // Kept for the person under ground-link's own state, and on record.
+    let kept = h.paths.data_dir.join("quarantine");
+    let found = snapshot_tree(&kept);
+    assert!(
+        found
+            .iter()
+            .any(|(p, c)| p.ends_with("/.bash_profile") && c == b"evil"),
+        "{found:?}"
+    );
+    let audit = std::fs::read_dir(h.paths.audit_dir())
+        .unwrap()
+        .flatten()
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect::<String>();
+    assert!(audit.contains("quarantine"), "{audit}");
+    // What the quarantine holds is ground-link's own state: a later command finds nothing new.
+    let r = call(&engine, &exec("true"));
+    assert_eq!(
+        r.status,
+        CallStatus::Success,
+        "{:?} {}",
+        r.status,
+        r.formatted
+    );
+    assert!(!r.output.contains("the command created"), "{}", r.output);
+}
+
+/// Issue 11 (b): in every mode, and as uid 0 inside the namespace, a cover stays on:
+/// `umount`, a lazy unmount and a nested namespace of the command's own all fail.
+#[test]
+fn covers_cannot_be_removed_in_any_mode() {
+    let h = Home::new();
+    let attack = r#"d="$(printf %s ~/.config/ground-)link"; s="$(printf %s ~/.ss)h"; umount "$d"; umount -l "$d"; umount -l "$s"; mount -o remount,rw "$d"; unshare -rm sh -c "umount -l $d; umount -l $s; cat $d/token $s/id_ed25519"; cat "$d/token" "$s/id_ed25519"; grep CapEff /proc/self/status"#;
+    for sandbox in [SandboxMode::FullAccess, SandboxMode::WorkspaceWrite] {
+        let engine = approving(&h, sandbox);
+        let r = call(&engine, &exec(attack));
+        assert!(!r.output.contains("OWN-TOKEN"), "{sandbox:?}: {}", r.output);
+        assert!(
+            !r.output.contains("SSH-PRIVATE"),
+            "{sandbox:?}: {}",
+            r.output
+        );
+        assert!(
+            r.output.contains("CapEff:\t0000000000000000"),
+            "{sandbox:?}: {}",
+            r.output
+        );
+    }
+    assert_eq!(h.read(".config/ground-link/token"), "OWN-TOKEN-7f3a9c");
+}
+
+/// Processes of this test whose command line contains `marker`.
+fn processes_with(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if cmdline.contains(marker) {
+            found.push(cmdline);
+        }
+    }
+    found
+}
+
+/// A fork loop that outruns a kill loop: four "runners" that each fork a successor and exit
+/// (their pid never stays put), and a spawner in its own session. It stops by itself after
+/// 20 s, so a failing test does not leave it running.
+const RUNNER: &str = "import os, subprocess, sys, time\nend = time.time() + 20\nfor _ in range(4):\n    if os.fork() == 0:\n        while time.time() < end:\n            time.sleep(0.005)\n            if os.fork() != 0:\n                os._exit(0)\n        os._exit(0)\nif os.fork() == 0:\n    os.setsid()\n    while time.time() < end:\n        subprocess.Popen(['sleep', sys.argv[1]])\n        time.sleep(0.003)\n    os._exit(0)\ntime.sleep(0.5)\n";
+
+/// The person's other processes see the host's mounts and hold their own environment: their
+/// `/proc/<pid>/root` and `environ` must not be a way around the covers or the scrubbed
+/// environment, in any mode.
+#[test]
+fn other_processes_are_not_a_way_around_the_covers() {
+    let h = Home::new();
+    let mut host = Command::new("sleep")
+        .arg("30")
+        .env("GL_HOST_ONLY_SECRET", "HOST-ENV-SECRET-8c1")
+        .spawn()
+        .unwrap();
+    let pid = host.id();
+    // Control: from outside, both are there to read.
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
+    assert!(String::from_utf8_lossy(&environ).contains("HOST-ENV-SECRET"));
+    let token = h.home.join(".config/ground-link/token");
+    let through = format!("/proc/{pid}/root{}", token.display());
+    assert!(
+        std::fs::read_to_string(&through)
+            .unwrap()
+            .contains("OWN-TOKEN")
+    );
+    for sandbox in [SandboxMode::WorkspaceWrite, SandboxMode::FullAccess] {
+        let engine = approving(&h, sandbox);
+        let r = call(
+            &engine,
+            &exec(&format!(
+                "p=$(printf %s /pro)c; tr '\\0' ' ' < $p/{pid}/environ; cat $p/{pid}/root{}; echo ran",
+                token.display().to_string().replace("token", "tok\"\"en")
+            )),
+        );
+        assert!(r.output.contains("ran"), "{sandbox:?}: {}", r.output);
+        assert!(
+            !r.output.contains("HOST-ENV-SECRET"),
+            "{sandbox:?}: {}",
+            r.output
+        );
+        assert!(!r.output.contains("OWN-TOKEN"), "{sandbox:?}: {}", r.output);
+    }
+    let _ = host.kill();
+    let _ = host.wait();
+}
+
+/// Issue 11 (d): background jobs, `setsid`, `nohup`, double forks, a burst of 60 of them and a
+/// fork loop are all gone when the call returns, with namespaces (the command's PID namespace
+/// dies with its shell) and without (the supervisor kills the tree).
+#[test]
+fn nothing_a_command_starts_outlives_the_call() {
+    let h = Home::new();
+    h.put("runner.py", RUNNER);
+    for (sandbox, namespaces) in [
+        (SandboxMode::WorkspaceWrite, true),
+        (SandboxMode::FullAccess, true),
+        (SandboxMode::WorkspaceWrite, false),
+    ] {
+        let marker = format!("4{}.{}", std::process::id(), namespaces as u8);
+        let command = format!(
+            "sleep {marker}1 & setsid sleep {marker}2 & nohup sleep {marker}3 >/dev/null 2>&1 & (setsid sh -c 'sleep {marker}4 &' &); for i in $(seq 60); do (setsid sleep {marker}5 &); done; python3 runner.py {marker}6 {marker}7; echo started"
+        );
+        let mut c = h.config(sandbox, ApprovalMode::Auto);
+        c.namespaces = namespaces;
+        let engine = Engine::new(c, Arc::new(AllowOnceApprover)).unwrap();
+        let r = call(&engine, &exec(&command));
+        assert!(r.output.contains("started"), "{}", r.output);
+        let left = processes_with(&marker);
+        assert!(left.is_empty(), "{sandbox:?} {namespaces}: {left:?}");
+    }
+}
+
+/// Issue 11 (f): secrets inside the root, wherever they are, are hidden from a program the
+/// person approved; a rule naming one opens that one.
+#[test]
+fn secrets_inside_the_root_are_hidden_from_approved_programs() {
+    let h = Home::new();
+    h.put("proj/deep/a/id_rsa", "DEEP-RSA-KEY-31\n");
+    h.put("proj/conf/.env.production", "PROD-ENV-77\n");
+    let read_all = "import glob\nfor p in ['proj/.en' + 'v', 'proj/keys/server.pem', 'proj/deep/a/id_' + 'rsa', 'proj/conf/.env.production', 'proj/readme.txt']:\n    try:\n        print(p, repr(open(p).read()))\n    except OSError as e:\n        print(p, 'refused', e)\n";
+    h.put("r.py", read_all);
+    for sandbox in [SandboxMode::WorkspaceWrite, SandboxMode::FullAccess] {
+        let engine = approving(&h, sandbox);
+        let r = call(&engine, &exec("python3 r.py"));
+        assert!(r.output.contains("hello readme"), "{}", r.output);
+        for secret in ["ENV-SECRET", "PEM-BYTES", "DEEP-RSA", "PROD-ENV"] {
+            assert!(
+                !r.output.contains(secret),
+                "{sandbox:?} {secret}: {}",
+                r.output
+            );
+        }
+    }
+    // A rule naming the file uncovers that file, and only it.
+    h.put(
+        ".config/ground-link/permissions.json",
+        r#"{"version":1,"rules":[{"id":"env","action":"allow","tool":"exec_cmd","match":{"commandPrefix":"python3","pathGlob":"proj/.env"}}]}"#,
+    );
+    let engine = h.engine(
+        SandboxMode::WorkspaceWrite,
+        ApprovalMode::Ask,
+        Arc::new(DenyApprover { reason: None }),
+    );
+    let r = call(
+        &engine,
+        &exec(
+            "python3 -c \"import os, sys; print(open(sys.argv[1]).read()); print(open(os.path.join(os.path.dirname(sys.argv[1]), 'keys', 'server.p' + 'em')).read())\" proj/.env",
+        ),
+    );
+    assert!(r.output.contains("ENV-SECRET"), "{}", r.output);
+    assert!(!r.output.contains("PEM-BYTES"), "{}", r.output);
+}
+
+/// Issue 11 (f): a root too large to check for secrets makes every command ask, and says why.
+#[test]
+fn a_root_too_large_to_check_for_secrets_makes_every_command_ask() {
+    let h = Home::new();
+    for i in 0..80 {
+        h.put(&format!("proj/many/f{i}"), "x");
+    }
+    let mut c = h.config(SandboxMode::WorkspaceWrite, ApprovalMode::Auto);
+    c.root_scan = ground_link::protect::ScanLimit {
+        entries: 50,
+        time: Duration::from_secs(2),
+    };
+    let engine = Engine::new(c, Arc::new(DenyApprover { reason: None })).unwrap();
+    let d = check(&engine, &exec("echo hi > marker.txt"));
+    assert_eq!(d.decision, Verdict::Ask, "{}", d.reason);
+    assert!(d.reason.contains("more than 50 entries"), "{}", d.reason);
+    let r = call(&engine, &exec("echo hi > marker.txt"));
+    assert_eq!(r.status, CallStatus::Denied);
+    assert!(!h.home.join("marker.txt").exists());
+    // Control: under the cap the same command runs by itself.
+    let engine = approving(&h, SandboxMode::WorkspaceWrite);
+    assert_eq!(
+        check(&engine, &exec("echo hi > marker.txt")).decision,
+        Verdict::Allow
+    );
+}
+
+/// Issue 11 (c): a rule naming one secret opens reading it: a dangerous command touching it
+/// still asks, and the namespace uncovers that file, not its folder.
+#[test]
+fn a_rule_naming_one_secret_opens_reading_it_and_nothing_more() {
+    let h = Home::new();
+    h.put(".ssh/known_hosts", "KNOWN-HOSTS-LINE\n");
+    h.put(
+        ".config/ground-link/permissions.json",
+        r#"{"version":1,"rules":[{"id":"kh","action":"allow","tool":"exec_cmd","match":{"pathGlob":".ssh/known_hosts"}}]}"#,
+    );
+    let engine = h.engine(
+        SandboxMode::WorkspaceWrite,
+        ApprovalMode::Ask,
+        Arc::new(DenyApprover { reason: None }),
+    );
+    for dangerous in [
+        "sed -n '1e touch pwned' .ssh/known_hosts",
+        "sed -n '1w pwned' .ssh/known_hosts",
+        "awk 'BEGIN { system(\"touch pwned\") }' .ssh/known_hosts",
+    ] {
+        let d = check(&engine, &exec(dangerous));
+        assert_eq!(d.decision, Verdict::Ask, "{dangerous}: {}", d.reason);
+        call(&engine, &exec(dangerous));
+        assert!(!h.home.join("pwned").exists(), "{dangerous} ran");
+    }
+    let r = call(&engine, &exec("cat .ssh/known_hosts"));
+    assert!(r.output.contains("KNOWN-HOSTS-LINE"), "{}", r.output);
+    // A program needs a rule that names it too; the rest of the folder stays covered for
+    // the program such a rule lets through.
+    h.put(
+        ".config/ground-link/permissions.json",
+        r#"{"version":1,"rules":[{"id":"kh","action":"allow","tool":"exec_cmd","match":{"commandPrefix":"python3","pathGlob":".ssh/known_hosts"}}]}"#,
+    );
+    let engine = h.engine(
+        SandboxMode::WorkspaceWrite,
+        ApprovalMode::Ask,
+        Arc::new(DenyApprover { reason: None }),
+    );
+    let r = call(
+        &engine,
+        &exec(
+            "python3 -c \"import os, sys; print(open(sys.argv[1]).read()); print(open(os.path.join(os.path.dirname(sys.argv[1]), 'id_' + 'ed25519')).read())\" .ssh/known_hosts",
+        ),
+    );
+    assert!(r.output.contains("KNOWN-HOSTS-LINE"), "{}", r.output);
+    assert!(!r.output.contains("SSH-PRIVATE"), "{}", r.output);
+}
+
+/// Issue 11 (g): a rule file's extra secrets are skipped by tree walks and hidden from
+/// commands, like the built-in ones.
+#[test]
+fn extra_sensitive_globs_are_skipped_by_walks_and_hidden_from_commands() {
+    let h = Home::new();
+    h.put("proj/vault/db.txt", "DB-PASSWORD-55\n");
+    h.put("r.py", "print(open('proj/vault/' + 'db.txt').read())\n");
+    let grep = r#"{"name":"grep","args":{"pattern":"DB-PASSWORD","path":"proj"}}"#;
+    let glob = r#"{"name":"glob","args":{"pattern":"**/*.txt","path":"proj"}}"#;
+    // Control: without the glob every one of them sees the file.
+    let engine = approving(&h, SandboxMode::WorkspaceWrite);
+    assert!(call(&engine, grep).output.contains("DB-PASSWORD"));
+    assert!(call(&engine, glob).output.contains("db.txt"));
+    assert!(
+        call(&engine, &exec("python3 r.py"))
+            .output
+            .contains("DB-PASSWORD")
+    );
+    h.put(
+        ".config/ground-link/permissions.json",
+        r#"{"version":1,"rules":[],"sensitive":["**/vault/**"]}"#,
+    );
+    let engine = approving(&h, SandboxMode::WorkspaceWrite);
+    let g = call(&engine, grep);
+    assert!(!g.output.contains("DB-PASSWORD-55"), "{}", g.output);
+    let g = call(&engine, glob);
+    assert!(!g.output.contains("db.txt"), "{}", g.output);
+    assert!(g.output.contains("readme.txt"), "{}", g.output);
+    let r = call(&engine, &exec("python3 r.py"));
+    assert!(!r.output.contains("DB-PASSWORD-55"), "{}", r.output);
 }
 
 /// A repository in `root` whose own `.git/config` configures `family` to create `marker`;

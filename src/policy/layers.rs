@@ -352,6 +352,11 @@ impl Policy {
             None => false,
         };
         let snap = Snapshot::new(managed, global, project, project_trusted);
+        // The extra secrets reach every walker, the classifier and the exec namespace through
+        // the one matcher.
+        if let Some(prot) = self.jail.protection() {
+            prot.set_extra_sensitive(snap.sensitive.clone());
+        }
         match self.snapshot.write() {
             Ok(mut s) => *s = Arc::new(snap),
             Err(poisoned) => *poisoned.into_inner() = Arc::new(snap),

@@ -139,16 +139,26 @@ fn rule_reason(r: &CompiledRule, verb: &str) -> String {
 /// The risk of a call before rules: the tool's own, the command's for `exec_cmd`, raised for
 /// paths outside the root and for unconfined commands.
 pub fn risk_of(facts: &CallFacts<'_>, base: Risk, settings: &PolicySettings<'_>) -> Risk {
+    // A secret read goes into a chat on someone else's server: never safe, never auto.
+    if facts.paths.iter().any(PathFact::sensitive_read) {
+        return Risk::Dangerous;
+    }
+    risk_apart_from_secrets(facts, base, settings)
+}
+
+/// The risk of what the call does, leaving aside that it reads a secret: what a rule naming
+/// the secret may not lift (`sed -n '1e make' .ssh/known_hosts` stays dangerous).
+fn risk_apart_from_secrets(
+    facts: &CallFacts<'_>,
+    base: Risk,
+    settings: &PolicySettings<'_>,
+) -> Risk {
     let mut risk = match facts.analysis {
         Some(a) => a.risk,
         None => base,
     };
     if facts.paths.iter().any(|p| !p.inside) {
         risk = risk.max(Risk::Moderate);
-    }
-    // A secret read goes into a chat on someone else's server: never safe, never auto.
-    if facts.paths.iter().any(PathFact::sensitive_read) {
-        risk = Risk::Dangerous;
     }
     if facts.tool == ToolName::ExecCmd
         && settings.sandbox == SandboxMode::WorkspaceWrite
@@ -266,11 +276,21 @@ fn decide_inner(
     if settings.sandbox == SandboxMode::ReadOnly {
         let writes = matches!(facts.tool, ToolName::WriteFile | ToolName::EditFile);
         if writes || (facts.tool == ToolName::ExecCmd && risk != Risk::Safe) {
+            // A command that is read-only by itself may still be refused for a secret it
+            // reads (or a root too large to check for them): say which.
+            let secret = facts
+                .paths
+                .iter()
+                .find(|p| p.sensitive_read())
+                .map(|p| format!(" ({:?} looks like a secret)", p.shown))
+                .unwrap_or_default();
             return t.end(
                 StepKind::Sandbox,
                 Verdict::Deny,
                 risk,
-                "the sandbox is read-only: only read-only tools and commands may run".to_string(),
+                format!(
+                    "the sandbox is read-only: only read-only tools and commands may run{secret}"
+                ),
                 None,
                 vec![],
             );
@@ -412,15 +432,40 @@ fn decide_inner(
                     .filter(|r| r.covers_all(&subject))
                     .find(naming)
             });
-        if let Some(r) = by_rule {
-            return t.end(
-                StepKind::AllowRule,
-                Verdict::Allow,
-                risk,
-                rule_reason(r, "allowed (a rule names this secret)"),
-                Some(rule_ref(r)),
-                scopes,
-            );
+        // A rule naming the file opens it to read-only commands (`cat`, `grep`, `head`), and
+        // nothing more: `sed -n '1e make' .ssh/known_hosts` runs code, and a rule that names
+        // a file says nothing about programs. A rule that also names the program
+        // (`commandPrefix`) is the person's word on that program.
+        let own_risk = risk_apart_from_secrets(facts, base, settings);
+        match by_rule {
+            Some(r) if own_risk != Risk::Safe && r.rule.matches.command_prefix.is_none() => {
+                return t.end(
+                    StepKind::AllowRule,
+                    Verdict::Ask,
+                    risk,
+                    format!(
+                        "{} rule {:?} names this secret, which opens it to read-only commands; \
+                         this command is {} by itself ({why_not_safe}) and the rule does not \
+                         name the program (commandPrefix), so the person decides",
+                        r.layer.as_str(),
+                        r.id(),
+                        own_risk.as_str()
+                    ),
+                    Some(rule_ref(r)),
+                    scopes,
+                );
+            }
+            Some(r) => {
+                return t.end(
+                    StepKind::AllowRule,
+                    Verdict::Allow,
+                    risk,
+                    rule_reason(r, "allowed (a rule names this secret)"),
+                    Some(rule_ref(r)),
+                    scopes,
+                );
+            }
+            None => {}
         }
         return t.end(
             StepKind::Default,

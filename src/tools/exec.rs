@@ -17,7 +17,8 @@
 //! - Nothing the command started outlives the call: on a normal exit, on the timeout (default
 //!   60 s), on cancel (dropping the [`run`] future) and on the engine's death, the supervisor
 //!   kills the whole process tree — `setsid` and double-forked children included — within about
-//!   a second (see [`crate::supervisor`] for how). Background jobs and daemons are therefore
+//!   a second (see [`crate::supervisor`] for how); with namespaces the command is also the
+//!   init of its own PID namespace, which the kernel empties when it ends. Background jobs and daemons are therefore
 //!   killed when `sh` exits; that is also what lets the output pipes close promptly.
 //! - stdout and stderr are read concurrently and kept together within `max_output` bytes
 //!   (first half and last half; a line in the middle says how many bytes were cut). Memory
@@ -207,6 +208,9 @@ pub struct ExecOutcome {
     pub network_off: bool,
     /// Set by the engine when namespaces were unavailable: why.
     pub not_isolated: Option<String>,
+    /// Set by the engine: what the command created in protected places, and what became of
+    /// it (one sentence each).
+    pub quarantined: Vec<String>,
 }
 
 impl ExecOutcome {
@@ -247,6 +251,9 @@ impl ExecOutcome {
                 "[network: off — the command ran without network access; if it needed the \
                  network, ask the person to allow it]\n",
             );
+        }
+        for line in &self.quarantined {
+            let _ = writeln!(text, "[{line}]");
         }
         if let Some(why) = &self.not_isolated {
             let _ = writeln!(
@@ -457,6 +464,7 @@ pub async fn run(req: ExecRequest) -> Result<ExecOutcome, ExecError> {
             leftover_processes: leftover,
             network_off: req.isolation.as_ref().is_some_and(|i| !i.network),
             not_isolated: None,
+            quarantined: Vec::new(),
         }),
         Some(Report::Failed { error }) => Err(ExecError::Supervisor(error)),
         None => Err(ExecError::SupervisorDied {
@@ -778,6 +786,7 @@ mod tests {
             leftover_processes: 0,
             network_off: false,
             not_isolated: None,
+            quarantined: Vec::new(),
         };
         let with = |f: &dyn Fn(&mut ExecOutcome)| {
             let mut o = base.clone();
