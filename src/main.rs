@@ -113,10 +113,27 @@ enum ClientCommand {
     Revoke { name: String },
 }
 
+#[derive(clap::Args)]
+struct McpArgs {
+    /// The port of the running tray app or `ground-link serve`.
+    #[arg(long, default_value_t = 18080)]
+    port: u16,
+    /// A file holding the token to use (make one with `ground-link token add NAME`); by
+    /// default the bridge token.
+    #[arg(long, value_name = "F")]
+    token_file: Option<PathBuf>,
+    /// Start the tray app first when none is running (needs a display).
+    #[arg(long)]
+    start: bool,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Run the bridge on 127.0.0.1 for the browser extension, asking approvals on this terminal.
     Serve(ServeArgs),
+    /// A stdio MCP server for MCP clients that start a command (Claude Desktop, Cursor, Codex
+    /// CLI): it relays to the running tray app or `serve`, whose engine decides and asks.
+    Mcp(McpArgs),
     /// Show the bridge token (or replace it with --rotate); `token add|list|revoke` manage
     /// the named tokens of MCP clients.
     Token {
@@ -233,6 +250,69 @@ fn token_path(token_file: Option<PathBuf>) -> Result<PathBuf> {
     })
 }
 
+/// `ground-link mcp`: stdout belongs to the MCP client, so everything else goes to stderr.
+fn mcp(args: McpArgs) -> Result<ExitCode> {
+    let path = match args.token_file {
+        Some(f) => f,
+        None => ground_link::bridge::token::default_location(&ConfigPaths::from_env()?),
+    };
+    let token = std::fs::read_to_string(&path)
+        .map(|t| t.trim().to_owned())
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "cannot read the token from {} ({e}); make a client token with `ground-link \
+                 token add <name>` into a 0600 file and pass it with --token-file",
+                path.display()
+            )
+        })?;
+    if token.is_empty() {
+        anyhow::bail!("{} holds no token", path.display());
+    }
+    if args.start && std::net::TcpStream::connect(("127.0.0.1", args.port)).is_err() {
+        start_app(args.port)?;
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let target = ground_link::bridge::relay::RelayTarget {
+        port: args.port,
+        token,
+    };
+    rt.block_on(ground_link::bridge::relay::serve_stdio(target))
+        .map_err(anyhow::Error::msg)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Starts the tray app for `mcp --start`, only where a person can see its questions.
+fn start_app(port: u16) -> Result<()> {
+    let display = std::env::var_os("DISPLAY").is_some_and(|d| !d.is_empty())
+        || std::env::var_os("WAYLAND_DISPLAY").is_some_and(|d| !d.is_empty());
+    if !display {
+        anyhow::bail!(
+            "nothing answers on port {port} and there is no display to start the tray app on; \
+             run `ground-link serve --dir <folder> --port {port}` in a terminal (started by an \
+             MCP client, serve would have no terminal to ask you on)"
+        );
+    }
+    std::process::Command::new("ground-link-app")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "cannot start ground-link-app ({e}); put it on the PATH, or start it yourself"
+            )
+        })?;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while std::time::Instant::now() < deadline {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return Ok(());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    anyhow::bail!("started ground-link-app, but nothing answers on port {port} after 15 s")
+}
+
 fn serve(args: ServeArgs) -> Result<ExitCode> {
     let ServeArgs {
         dir,
@@ -311,6 +391,7 @@ async fn shutdown_signal() {
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Serve(args) => serve(args),
+        Command::Mcp(args) => mcp(args),
         Command::Token {
             client: Some(action),
             ..

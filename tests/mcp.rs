@@ -353,3 +353,96 @@ fn token_add_list_and_revoke_on_the_command_line() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("token list"));
 }
+
+/// `ground-link mcp` as a stdio MCP client starts it: through rmcp's child-process transport.
+fn stdio_relay(f: &Fixture, port: u16, token_file: &std::path::Path) -> tokio::process::Command {
+    let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_ground-link"));
+    c.args(["mcp", "--port", &port.to_string(), "--token-file"])
+        .arg(token_file)
+        .env("XDG_CONFIG_HOME", f.base().join("config"))
+        .env("XDG_DATA_HOME", f.base().join("data"));
+    c
+}
+
+#[test]
+fn the_stdio_relay_reaches_the_same_engine_with_a_client_token() {
+    use rmcp::transport::TokioChildProcess;
+    let f = Fixture::new();
+    std::fs::write(f.root.join("notes.txt"), "hello over stdio\n").unwrap();
+    let clients = ground_link::bridge::clients::Clients::new(
+        ground_link::bridge::clients::default_location(&f.paths),
+    );
+    let token_file = f.base().join("codex.token");
+    std::fs::write(&token_file, clients.add("codex").unwrap()).unwrap();
+    let mut server = Server::start(
+        &f,
+        Arc::new(DenyApprover {
+            reason: Some("not today".into()),
+        }),
+        ApprovalMode::Ask,
+        Duration::from_secs(5),
+    );
+    let port = server.port;
+    server.runtime.block_on(async {
+        let transport = TokioChildProcess::new(stdio_relay(&f, port, &token_file)).unwrap();
+        let client = ClientConfig::default().serve(transport).await.unwrap();
+        let tools = client.list_all_tools().await.unwrap();
+        assert_eq!(tools.len(), ground_link::tools::registry().len());
+        let r = client
+            .call_tool(
+                CallToolRequestParams::new("read_file")
+                    .with_arguments(args(json!({"path": "notes.txt"}))),
+            )
+            .await
+            .unwrap();
+        assert!(text_of(&r.content).contains("hello over stdio"));
+        let r = client
+            .call_tool(
+                CallToolRequestParams::new("write_file")
+                    .with_arguments(args(json!({"path": "x.txt", "content": "x"}))),
+            )
+            .await
+            .unwrap();
+        assert_eq!(r.is_error, Some(true));
+        assert!(text_of(&r.content).contains("not today"));
+        let _ = client.cancel().await;
+    });
+    server.shutdown();
+    assert!(!f.root.join("x.txt").exists());
+    let lines = audit_lines(&f);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["client"] == "codex" && l["tool"] == "read_file"),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn the_stdio_relay_says_when_nothing_is_running() {
+    use rmcp::transport::TokioChildProcess;
+    let f = Fixture::new();
+    let token_file = f.base().join("t");
+    std::fs::write(&token_file, "glc_0000").unwrap();
+    // A port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let rt = crate::util::runtime();
+    rt.block_on(async {
+        let transport = TokioChildProcess::new(stdio_relay(&f, port, &token_file)).unwrap();
+        let client = ClientConfig::default().serve(transport).await.unwrap();
+        let e = client.list_all_tools().await.unwrap_err().to_string();
+        assert!(e.contains("not answering") && e.contains("serve"), "{e}");
+        let _ = client.cancel().await;
+    });
+    // A missing token file is refused before anything starts, saying what to do.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ground-link"))
+        .args(["mcp", "--token-file", "/nonexistent/token"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("token add"));
+}
