@@ -7,7 +7,7 @@ SANDBOX ?= $(HOME)/ground-link-sandbox
 # proptest cases per property in `make test` (kept brief; `make fuzz` runs longer).
 export PROPTEST_CASES ?= 256
 
-.PHONY: run test deps lint unit ext-deps ext-test e2e-extension app-deps app-test e2e-app package bench fuzz
+.PHONY: run test deps lint unit ext-deps ext-test e2e-extension app-deps app-test e2e-app package bench fuzz install uninstall
 
 deps:
 	@scripts/install-deps.sh core
@@ -56,6 +56,14 @@ package: app-deps
 	scripts/app.sh package
 
 test: lint unit ext-test e2e-extension app-test e2e-app
+
+# The CLI (and, with a display or APP=1, the tray app and its desktop entry) into
+# $(PREFIX)/bin, ~/.local by default; `make uninstall` removes exactly those files.
+install: deps
+	scripts/install.sh install
+
+uninstall:
+	scripts/install.sh uninstall
 
 bench:
 	@scripts/install-deps.sh core bench
