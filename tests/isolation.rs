@@ -484,6 +484,12 @@ fn session_sockets_are_out_of_reach_in_every_mode() {
 #[test]
 fn ground_link_refuses_to_act_inside_exec_cmd() {
     let h = Home::new();
+    // A copy inside the root: the build's own binary may sit in a folder the command does not
+    // see (a clone under /tmp is covered by the command's private /tmp).
+    let bin = h.home.join("tools/ground-link");
+    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    std::fs::copy(BIN, &bin).unwrap();
+    let bin = bin.to_str().unwrap();
     let trust_store = || snapshot_tree(&h.paths.config_dir);
     let before = trust_store();
     for sandbox in [SandboxMode::FullAccess, SandboxMode::WorkspaceWrite] {
@@ -498,8 +504,8 @@ fn ground_link_refuses_to_act_inside_exec_cmd() {
             "-- env -i {BIN} token",
         ] {
             let command = match args.strip_prefix("-- ") {
-                Some(c) => c.replace("{BIN}", BIN),
-                None => format!("{BIN} {args}"),
+                Some(c) => c.replace("{BIN}", bin),
+                None => format!("{bin} {args}"),
             };
             let r = call(&engine, &exec(&command));
             assert!(
