@@ -168,6 +168,22 @@ enum Command {
         #[command(subcommand)]
         command: AuditCommand,
     },
+    /// The native-messaging host Chrome starts for the extension (DESIGN §8.2); it relays to
+    /// the running tray app or `serve`. ORIGIN is the caller origin Chrome passes.
+    NativeHost { origin: String },
+    /// Tell browsers where the native-messaging host is: write (or with --uninstall remove)
+    /// its manifest in each browser's user folder.
+    InstallNativeHost {
+        /// Which browser; `all` writes for each browser whose folder exists.
+        #[arg(long, value_enum, default_value = "all")]
+        browser: BrowserArg,
+        /// Remove the manifests instead.
+        #[arg(long)]
+        uninstall: bool,
+        /// Write into D instead (e.g. a browser's `<user-data-dir>/NativeMessagingHosts`).
+        #[arg(long, value_name = "D")]
+        dir: Option<PathBuf>,
+    },
     /// Trust the project rule file of a sandbox as it is now (its allow rules and hooks apply
     /// only while it stays unchanged).
     Trust {
@@ -177,6 +193,15 @@ enum Command {
         #[arg(long)]
         show: bool,
     },
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum BrowserArg {
+    Chrome,
+    Chromium,
+    Edge,
+    Brave,
+    All,
 }
 
 #[derive(Subcommand)]
@@ -203,6 +228,14 @@ fn main() -> ExitCode {
         );
         return ExitCode::from(2);
     }
+    // Chrome starts the host named in a native-messaging manifest with the caller origin as
+    // its only argument (and no subcommand), so that form is recognised before clap sees it.
+    if let Some(origin) = std::env::args()
+        .nth(1)
+        .filter(|a| a.starts_with("chrome-extension://"))
+    {
+        return native_host(&origin);
+    }
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,
@@ -211,6 +244,69 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Native-host mode: stdout is Chrome's, so every word for a person goes to stderr.
+fn native_host(origin: &str) -> ExitCode {
+    match ground_link::native_host::run(origin) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("ground-link native-host: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn install_native_host(
+    browser: BrowserArg,
+    uninstall: bool,
+    dir: Option<PathBuf>,
+) -> Result<ExitCode> {
+    use ground_link::native_host::{Browser, install_into, uninstall_from};
+    let exe = std::env::current_exe()
+        .and_then(std::fs::canonicalize)
+        .context("finding this program's own path for the manifest")?;
+    let dirs: Vec<PathBuf> = match dir {
+        Some(d) => vec![d],
+        None => {
+            let config = dirs::config_dir()
+                .context("cannot find ~/.config: set HOME or XDG_CONFIG_HOME, or pass --dir")?;
+            let chosen: Vec<Browser> = match browser {
+                BrowserArg::Chrome => vec![Browser::Chrome],
+                BrowserArg::Chromium => vec![Browser::Chromium],
+                BrowserArg::Edge => vec![Browser::Edge],
+                BrowserArg::Brave => vec![Browser::Brave],
+                // Only browsers that are there: installing creates no folders for the rest.
+                BrowserArg::All => Browser::ALL
+                    .into_iter()
+                    .filter(|b| uninstall || config.join(b.config_folder()).is_dir())
+                    .collect(),
+            };
+            if chosen.is_empty() {
+                bail!(
+                    "found no Chrome, Chromium, Edge or Brave folder under {}; name one with                      --browser, or give its NativeMessagingHosts folder with --dir",
+                    config.display()
+                );
+            }
+            chosen
+                .into_iter()
+                .map(|b| config.join(b.config_folder()).join("NativeMessagingHosts"))
+                .collect()
+        }
+    };
+    for d in dirs {
+        if uninstall {
+            match uninstall_from(&d).with_context(|| format!("removing from {}", d.display()))? {
+                Some(f) => println!("removed {}", f.display()),
+                None => println!("nothing to remove in {}", d.display()),
+            }
+        } else {
+            let f =
+                install_into(&d, &exe).with_context(|| format!("writing into {}", d.display()))?;
+            println!("wrote {}", f.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn engine_config(dir: &std::path::Path, sandbox: Sandbox, mode: Mode) -> Result<EngineConfig> {
@@ -368,8 +464,18 @@ fn serve(args: ServeArgs) -> Result<ExitCode> {
         for (layer, path, err) in engine.policy().snapshot().errors() {
             say!(out, "warning: {} rule file {path} is broken: {err}", layer.as_str());
         }
+        // The extension's native-messaging host relays here; the HTTP bridge works without it.
+        let native = match ground_link::bridge::native::socket_path() {
+            Ok(path) => ground_link::bridge::native::listen(Arc::clone(&bound.bridge), &path),
+            Err(e) => Err(e),
+        };
+        match &native {
+            Ok(l) => say!(out, "native messaging: {}", l.path().display()),
+            Err(e) => say!(out, "warning: no native messaging: {e}"),
+        }
         let _ = out.flush();
         bound.serve(shutdown_signal()).await?;
+        drop(native);
         eprintln!("ground-link stopped");
         Ok::<_, anyhow::Error>(())
     })?;
@@ -392,6 +498,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Serve(args) => serve(args),
         Command::Mcp(args) => mcp(args),
+        Command::NativeHost { origin } => Ok(native_host(&origin)),
+        Command::InstallNativeHost {
+            browser,
+            uninstall,
+            dir,
+        } => install_native_host(browser, uninstall, dir),
         Command::Token {
             client: Some(action),
             ..

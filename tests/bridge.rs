@@ -72,6 +72,10 @@ impl Server {
         }
     }
 
+    pub(crate) fn bridge(&self) -> &Arc<ground_link::bridge::Bridge> {
+        &self.bridge
+    }
+
     fn client(&self) -> reqwest::Client {
         reqwest::Client::builder()
             .timeout(Duration::from_secs(60))

@@ -15,6 +15,7 @@ mod hooks;
 mod isolation;
 mod jail;
 mod mcp;
+mod native;
 mod oracle;
 mod parser;
 mod protect;

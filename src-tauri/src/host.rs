@@ -174,9 +174,17 @@ impl Host {
             let shutdown = async move {
                 let _ = rx.await;
             };
+            // The extension's native-messaging host relays here; it lives as long as the
+            // bridge, so a restart with new settings hands the socket to the new one.
+            let native = bridge::native::socket_path()
+                .and_then(|p| bridge::native::listen(Arc::clone(&bound.bridge), &p));
+            if let Err(e) = &native {
+                eprintln!("ground-link: no native messaging: {e}");
+            }
             if let Err(e) = bound.serve(shutdown).await {
                 tracing::error!("bridge stopped: {e}");
             }
+            drop(native);
         });
         Ok(Running {
             engine,

@@ -17,6 +17,7 @@
 pub mod broker;
 pub mod clients;
 mod mcp;
+pub mod native;
 pub mod relay;
 pub mod sign;
 pub mod token;
