@@ -660,9 +660,17 @@ fn other_processes_are_not_a_way_around_the_covers() {
         .spawn()
         .unwrap();
     let pid = host.id();
-    // Control: from outside, both are there to read.
-    let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
-    assert!(String::from_utf8_lossy(&environ).contains("HOST-ENV-SECRET"));
+    // Control: from outside, both are there to read (once `sleep` has been exec'd: until
+    // then the child's environment is this test's).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let has_secret = || {
+        std::fs::read(format!("/proc/{pid}/environ"))
+            .is_ok_and(|e| String::from_utf8_lossy(&e).contains("HOST-ENV-SECRET"))
+    };
+    while !has_secret() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(has_secret());
     let token = h.home.join(".config/ground-link/token");
     let through = format!("/proc/{pid}/root{}", token.display());
     assert!(
