@@ -118,10 +118,10 @@ struct McpArgs {
     /// The port of the running tray app or `ground-link serve`.
     #[arg(long, default_value_t = 18080)]
     port: u16,
-    /// A file holding the token to use (make one with `ground-link token add NAME`); by
-    /// default the bridge token.
+    /// A 0600 file holding this client's token (`ground-link token add NAME > F`). Never the
+    /// bridge token: that is the extension's pairing key.
     #[arg(long, value_name = "F")]
-    token_file: Option<PathBuf>,
+    token_file: PathBuf,
     /// Start the tray app first when none is running (needs a display).
     #[arg(long)]
     start: bool,
@@ -348,10 +348,7 @@ fn token_path(token_file: Option<PathBuf>) -> Result<PathBuf> {
 
 /// `ground-link mcp`: stdout belongs to the MCP client, so everything else goes to stderr.
 fn mcp(args: McpArgs) -> Result<ExitCode> {
-    let path = match args.token_file {
-        Some(f) => f,
-        None => ground_link::bridge::token::default_location(&ConfigPaths::from_env()?),
-    };
+    let path = args.token_file;
     let token = std::fs::read_to_string(&path)
         .map(|t| t.trim().to_owned())
         .map_err(|e| {
@@ -361,10 +358,15 @@ fn mcp(args: McpArgs) -> Result<ExitCode> {
                 path.display()
             )
         })?;
-    if token.is_empty() {
-        anyhow::bail!("{} holds no token", path.display());
+    if !token.starts_with("glc_") {
+        anyhow::bail!(
+            "{} does not hold a client token (they start with glc_); make one with `ground-link \
+             token add <name>`: the bridge token is the extension's pairing key and never \
+             leaves for a relay",
+            path.display()
+        );
     }
-    if args.start && std::net::TcpStream::connect(("127.0.0.1", args.port)).is_err() {
+    if args.start && ground_link::bridge::relay::listener_uid(args.port).is_none() {
         start_app(args.port)?;
     }
     let rt = tokio::runtime::Builder::new_multi_thread()

@@ -113,6 +113,9 @@ const SENSITIVE_NAMES: &[&str] = &[
     ".psql_history",
     ".mysql_history",
     ".env",
+    // MCP clients' configurations hold bearer tokens (`Authorization` headers, `env`).
+    ".mcp.json",
+    ".claude.json",
 ];
 
 /// Consecutive components that hold credentials wherever they appear.
@@ -128,6 +131,9 @@ const SENSITIVE_SEQUENCES: &[&str] = &[
     ".config/microsoft-edge",
     ".mozilla",
     ".local/share/keyrings",
+    ".cursor/mcp.json",
+    ".codex/config.toml",
+    ".config/Claude/claude_desktop_config.json",
     "Library/Keychains",
 ];
 
@@ -529,11 +535,11 @@ fn own_state(paths: &ConfigPaths) -> Vec<PathBuf> {
             out.push(ch.join(d));
         }
     }
-    // The native-messaging socket folder.
-    if let Some(run) = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from) {
-        if run.is_absolute() {
-            out.push(run.join("ground-link"));
-        }
+    // The native-messaging socket folder, wherever the bridge puts it (under
+    // `$XDG_RUNTIME_DIR`, or the state folder where that is unset): a command that reached the
+    // socket would have a tokenless way to the engine.
+    if let Ok(dir) = crate::bridge::native::socket_dir() {
+        out.push(dir);
     }
     out
 }
@@ -686,6 +692,15 @@ mod tests {
         ] {
             assert_eq!(sensitive_path(Path::new(p)), want, "{p}");
         }
+    }
+
+    #[test]
+    fn the_native_socket_folder_is_own_state_wherever_it_is() {
+        // Where XDG_RUNTIME_DIR is unset it lives under the state folder, which a command in a
+        // home-folder root could otherwise reach: a tokenless way to the engine.
+        let paths = ConfigPaths::under(Path::new("/nonexistent-gl-base"));
+        let dir = crate::bridge::native::socket_dir().unwrap();
+        assert!(own_state(&paths).contains(&dir), "{dir:?}");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! through the same engine as `POST /exec` (denials, catastrophic commands, audit), and the
 //! guards that keep web pages and token-less clients out.
 
+use std::os::unix::fs::PermissionsExt;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -445,4 +446,164 @@ fn the_stdio_relay_says_when_nothing_is_running() {
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("token add"));
+}
+
+/// Raw HTTP to `/mcp` (or another route) with `token`, a session id and a body.
+fn mcp_raw(
+    port: u16,
+    method: &str,
+    path: &str,
+    token: &str,
+    session: Option<&str>,
+    body: &str,
+) -> (u16, String) {
+    let session = session
+        .map(|s| format!("Mcp-Session-Id: {s}\r\n"))
+        .unwrap_or_default();
+    raw(
+        port,
+        &format!(
+            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n\
+             Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+             {session}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        ),
+    )
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}"#;
+
+fn session_id(answer: &str) -> String {
+    answer
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| v.trim().to_owned())
+        })
+        .unwrap_or_else(|| panic!("no session id in {answer}"))
+}
+
+#[test]
+fn named_clients_cannot_see_or_ride_on_each_others_work() {
+    let f = Fixture::new();
+    let clients = ground_link::bridge::clients::Clients::new(
+        ground_link::bridge::clients::default_location(&f.paths),
+    );
+    let claude = clients.add("claude-code").unwrap();
+    let cursor = clients.add("cursor").unwrap();
+    let mut server = Server::start(
+        &f,
+        Arc::new(DenyApprover { reason: None }),
+        ApprovalMode::Ask,
+        Duration::from_secs(5),
+    );
+    let port = server.port;
+    // A client token opens /mcp only: not the routes that see every call.
+    for (method, path) in [
+        ("GET", "/events"),
+        ("GET", "/calls/c-1"),
+        ("DELETE", "/calls/c-1"),
+        ("POST", "/exec"),
+        ("GET", "/tools"),
+    ] {
+        let (code, text) = mcp_raw(port, method, path, &cursor, None, r#"{"name":"list_dir"}"#);
+        assert_eq!(code, 403, "{method} {path}: {text}");
+    }
+    // claude's session is claude's: cursor presenting its id is told it does not exist, and
+    // cannot end it.
+    let (code, answer) = mcp_raw(port, "POST", "/mcp", &claude, None, INITIALIZE);
+    assert_eq!(code, 200, "{answer}");
+    let sid = session_id(&answer);
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}"#;
+    let (code, _) = mcp_raw(port, "POST", "/mcp", &cursor, Some(&sid), list);
+    assert_eq!(code, 404);
+    let (code, _) = mcp_raw(port, "DELETE", "/mcp", &cursor, Some(&sid), "");
+    assert_eq!(code, 404);
+    // A made-up session id is no one's.
+    let (code, _) = mcp_raw(port, "POST", "/mcp", &claude, Some("forged-123"), list);
+    assert_eq!(code, 404);
+    // One token cannot open sessions without end.
+    let mut refused = 0;
+    for _ in 0..40 {
+        let (code, _) = mcp_raw(port, "POST", "/mcp", &cursor, None, INITIALIZE);
+        if code == 429 {
+            refused += 1;
+        }
+    }
+    assert!(refused >= 8, "only {refused} of 40 initializes refused");
+    // Another client is not held back by cursor's sessions.
+    let (code, _) = mcp_raw(port, "POST", "/mcp", &claude, None, INITIALIZE);
+    assert_eq!(code, 200);
+    server.shutdown();
+}
+
+#[test]
+fn the_stdio_relay_never_sends_its_token_to_another_users_listener() {
+    if rustix::process::getuid().as_raw() != 0 {
+        eprintln!("skipped: needs root to listen as another user");
+        return;
+    }
+    let f = Fixture::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let log = f.base().join("squatter.log");
+    std::fs::write(&log, "").unwrap();
+    let mut perms = std::fs::metadata(&log).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o666);
+    std::fs::set_permissions(&log, perms).unwrap();
+    let dir_perms = std::fs::Permissions::from_mode(0o755);
+    std::fs::set_permissions(f.base(), dir_perms).unwrap();
+    // Another user's program squats on the port and records whatever it is sent.
+    let squat = format!(
+        "import socket\ns=socket.socket()\ns.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\n\
+         s.bind(('127.0.0.1',{port}))\ns.listen(5)\ns.settimeout(8)\n\
+         try:\n  c,_=s.accept()\n  open('{}','a').write(c.recv(65536).decode('latin1'))\nexcept Exception:\n  pass\n",
+        log.display()
+    );
+    let mut squatter = std::process::Command::new("setpriv")
+        .args([
+            "--reuid=nobody",
+            "--regid=nogroup",
+            "--clear-groups",
+            "/usr/bin/python3",
+            "-c",
+            &squat,
+        ])
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while ground_link::bridge::relay::listener_uid(port).is_none()
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let token_file = f.base().join("client.token");
+    std::fs::write(&token_file, "glc_secret_that_must_not_leave").unwrap();
+    let rt = crate::util::runtime();
+    rt.block_on(async {
+        let transport =
+            rmcp::transport::TokioChildProcess::new(stdio_relay(&f, port, &token_file)).unwrap();
+        let client = ClientConfig::default().serve(transport).await.unwrap();
+        let e = client.list_all_tools().await.unwrap_err().to_string();
+        assert!(e.contains("another user"), "{e}");
+        let _ = client.cancel().await;
+    });
+    let _ = squatter.kill();
+    let _ = squatter.wait();
+    let seen = std::fs::read_to_string(&log).unwrap();
+    assert!(!seen.contains("glc_secret"), "the squatter got: {seen}");
+    // The bridge token never goes to a relay at all.
+    let bridge_token = f.base().join("bridge.token");
+    std::fs::write(&bridge_token, TOKEN).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ground-link"))
+        .args(["mcp", "--token-file"])
+        .arg(&bridge_token)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("client token"));
 }

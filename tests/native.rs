@@ -430,3 +430,23 @@ fn install_native_host_writes_and_removes_the_manifest() {
     );
     assert!(!config.join("google-chrome").exists());
 }
+
+#[test]
+fn a_reply_over_native_messaging_is_held_to_the_same_ledger_as_over_http() {
+    let f = Fixture::new();
+    std::fs::write(f.root.join("hello.txt"), "hi\n").unwrap();
+    let r = start(&f);
+    let mut host = spawn_host(&r.run_dir, &[&origin()]);
+    // At most 20 calls of one reply run.
+    let mut ran = 0;
+    for i in 0..25 {
+        host.send(json!({"name":"read_file","args":{"path":"hello.txt"},"callId":format!("q{i}"),"reply":"r2"}));
+        let (v, _) = host.answer();
+        if v["status"] == "success" {
+            ran += 1;
+        }
+    }
+    assert_eq!(ran, 20);
+    assert!(host.close().success());
+    drop(r.server);
+}

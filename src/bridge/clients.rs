@@ -86,8 +86,30 @@ impl Clients {
         Ok(self.read()?.clients)
     }
 
+    /// Runs a read-modify-write of the file under an exclusive lock, so two `token` commands
+    /// at once cannot lose each other's change (a revoke that silently did not happen).
+    fn locked<T>(&self, f: impl FnOnce() -> Result<T, ClientError>) -> Result<T, ClientError> {
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| self.io(e))?;
+        }
+        let lock = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(self.path.with_extension("json.lock"))
+            .map_err(|e| self.io(e))?;
+        rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(|e| self.io(e.into()))?;
+        f()
+    }
+
     /// Makes a token for `name` and returns it: the only time it is shown.
     pub fn add(&self, name: &str) -> Result<String, ClientError> {
+        self.locked(|| self.add_unlocked(name))
+    }
+
+    fn add_unlocked(&self, name: &str) -> Result<String, ClientError> {
         let valid = !name.is_empty()
             && name.len() <= 64
             && name
@@ -118,6 +140,10 @@ impl Clients {
 
     /// Removes `name`; `false` when there was no such client.
     pub fn revoke(&self, name: &str) -> Result<bool, ClientError> {
+        self.locked(|| self.revoke_unlocked(name))
+    }
+
+    fn revoke_unlocked(&self, name: &str) -> Result<bool, ClientError> {
         let mut file = self.read()?;
         let before = file.clients.len();
         file.clients.retain(|c| c.name != name);

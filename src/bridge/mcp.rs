@@ -22,7 +22,53 @@ use super::Bridge;
 use crate::protocol::{CallRequest, CallResult, CallStatus, Source};
 
 /// The header that carries an MCP session's id (Streamable HTTP).
-const SESSION_HEADER: &str = "mcp-session-id";
+pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
+/// Open MCP sessions per token. rmcp keeps a session's state until it has been idle for five
+/// minutes; without a cap one token could open thousands (a gigabyte in seconds).
+pub(crate) const MAX_SESSIONS: usize = 32;
+/// How long rmcp keeps an idle session.
+const IDLE: std::time::Duration = std::time::Duration::from_secs(5 * 60);
+
+/// Which token (a client's name, or empty for the bridge token) opened each MCP session.
+#[derive(Debug, Default)]
+pub(crate) struct Sessions {
+    open: std::collections::HashMap<String, (String, std::time::Instant)>,
+}
+
+impl Sessions {
+    /// Records a session rmcp just opened for `owner`.
+    pub(crate) fn open(&mut self, id: &str, owner: &str) {
+        self.expire();
+        self.open
+            .insert(id.to_owned(), (owner.to_owned(), std::time::Instant::now()));
+    }
+
+    /// Whether `id` is a live session of `owner` (and marks it used).
+    pub(crate) fn touch(&mut self, id: &str, owner: &str) -> bool {
+        self.expire();
+        match self.open.get_mut(id) {
+            Some((o, used)) if o == owner => {
+                *used = std::time::Instant::now();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    pub(crate) fn forget(&mut self, id: &str) {
+        self.open.remove(id);
+    }
+
+    /// Whether `owner` may open one more session.
+    pub(crate) fn room_for(&mut self, owner: &str) -> bool {
+        self.expire();
+        self.open.values().filter(|(o, _)| o == owner).count() < MAX_SESSIONS
+    }
+
+    fn expire(&mut self) {
+        self.open.retain(|_, (_, used)| used.elapsed() < IDLE);
+    }
+}
 
 /// The `/mcp` service for `bridge`, to nest in its router.
 pub(crate) fn service(
@@ -128,6 +174,17 @@ impl McpServer {
     /// (`notifications/cancelled`) withdraws a question still waiting for the person.
     async fn run(&self, call: CallRequest, context: &RequestContext<RoleServer>) -> CallResult {
         let id = call.call_id.clone().unwrap_or_default();
+        // The same cap as `POST /exec`: a flood of calls waiting for the person is refused.
+        let Some(_slot) = super::InFlight::take(&self.bridge.in_flight) else {
+            return crate::reply::not_run_result(
+                &id,
+                &call.name,
+                &format!(
+                    "{} calls are still running or waiting for approval; wait for some to finish",
+                    super::MAX_IN_FLIGHT
+                ),
+            );
+        };
         let broker = Arc::clone(self.bridge.broker());
         let completion = match broker.begin(&id) {
             Ok(c) => c,
@@ -163,10 +220,12 @@ fn session_of(context: &RequestContext<RoleServer>) -> String {
         .and_then(|p| p.headers.get(SESSION_HEADER))
         .and_then(|v| v.to_str().ok())
         .filter(|v| !v.is_empty() && v.len() <= 128);
-    match (id, client_of(context)) {
-        (Some(id), _) => format!("mcp:{id}"),
-        (None, Some(name)) => format!("mcp-client:{name}"),
-        (None, None) => "mcp:stateless".to_owned(),
+    // The client's name is part of the key, so a session id another client presents (or
+    // makes up) never reaches this client's grants.
+    let owner = client_of(context).unwrap_or_else(|| "bridge".to_owned());
+    match id {
+        Some(id) => format!("mcp:{owner}:{id}"),
+        None => format!("mcp:{owner}"),
     }
 }
 

@@ -92,6 +92,8 @@ pub struct Bridge {
     closing: tokio_util::sync::CancellationToken,
     /// Named client tokens (`ground-link token add NAME`), read again when their file changes.
     clients: clients::Clients,
+    /// Which token opened each MCP session, and when each was last used.
+    mcp_sessions: Mutex<mcp::Sessions>,
     /// The extension's last adapter problems per chat site (`POST /adapter-health`).
     adapters: Mutex<BTreeMap<String, wire::AdapterProblem>>,
 }
@@ -303,6 +305,7 @@ pub async fn bind(
         started_ms,
         closing: tokio_util::sync::CancellationToken::new(),
         clients: clients::Clients::new(clients::default_location(&engine_paths)),
+        mcp_sessions: Mutex::new(mcp::Sessions::default()),
         adapters: Mutex::new(BTreeMap::new()),
     });
     Ok(Bound { bridge, listener })
@@ -572,12 +575,70 @@ async fn guard(State(bridge): State<Arc<Bridge>>, req: Request, next: Next) -> R
             "missing or wrong token: sign the request with the pairing key, or (outside a browser) send Authorization: Bearer <token> (see `ground-link token`)",
         );
     }
+    let path = req.uri().path();
+    let to_mcp = path == "/mcp" || path.starts_with("/mcp/");
+    // A named client's token opens `/mcp` only: the other routes see every call (events,
+    // results by id) and take a session from the body, which would let one client read or
+    // ride on another's work.
+    if client.is_some() && !to_mcp && path != "/health" {
+        return error(
+            StatusCode::FORBIDDEN,
+            "a client token opens /mcp only; the other routes are the extension's",
+        );
+    }
+    // An MCP session belongs to the token that opened it: another client presenting its id
+    // (to use its grants, or to end it) is told it does not exist.
+    let owner = client.clone().unwrap_or_default();
+    let session = req
+        .headers()
+        .get(mcp::SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    if to_mcp && authed {
+        let mut sessions = bridge
+            .mcp_sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if let Some(id) = &session {
+            if !sessions.touch(id, &owner) {
+                return error(
+                    StatusCode::NOT_FOUND,
+                    "no such MCP session; initialize again",
+                );
+            }
+        } else if req.method() == axum::http::Method::POST && !sessions.room_for(&owner) {
+            return error(
+                StatusCode::TOO_MANY_REQUESTS,
+                format!(
+                    "{} MCP sessions of this token are open; close some (DELETE /mcp) or wait \
+                     a few minutes for idle ones to end",
+                    mcp::MAX_SESSIONS
+                ),
+            );
+        }
+    }
+    let deleting = req.method() == axum::http::Method::DELETE;
     req.extensions_mut().insert(Authed(authed));
     req.extensions_mut().insert(ClientName(client));
     if let Some(n) = &nonce {
         req.extensions_mut().insert(SignedNonce(n.clone()));
     }
     let mut res = next.run(req).await;
+    if to_mcp && authed {
+        let mut sessions = bridge
+            .mcp_sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        match (&session, res.headers().get(mcp::SESSION_HEADER)) {
+            (Some(id), _) if deleting => sessions.forget(id),
+            (None, Some(new)) => {
+                if let Ok(new) = new.to_str() {
+                    sessions.open(new, &owner);
+                }
+            }
+            _ => {}
+        }
+    }
     res.headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     match nonce {

@@ -70,9 +70,11 @@ pub enum NativeError {
 /// `$XDG_RUNTIME_DIR/ground-link`, or where that is unset `$XDG_STATE_HOME/ground-link`
 /// (`~/.local/state/ground-link`).
 pub fn socket_dir() -> Result<PathBuf, NativeError> {
+    // A relative XDG_RUNTIME_DIR is invalid by the XDG spec, and would name a different
+    // folder from every working directory.
     std::env::var_os("XDG_RUNTIME_DIR")
-        .filter(|d| !d.is_empty())
         .map(PathBuf::from)
+        .filter(|d| d.is_absolute())
         .or_else(dirs::state_dir)
         .map(|d| d.join("ground-link"))
         .ok_or(NativeError::NoDir)
@@ -304,6 +306,9 @@ pub fn listen(bridge: Arc<Bridge>, path: &Path) -> Result<NativeListener, Native
     })
 }
 
+/// Messages of one connection handled at once (see [`connection`]).
+const PER_CONNECTION: usize = 16;
+
 async fn connection(bridge: Arc<Bridge>, mut stream: tokio::net::UnixStream) {
     let uid = stream.peer_cred().map(|c| c.uid());
     let allowed = uid.as_ref().is_ok_and(|u| peer_allowed(*u));
@@ -332,6 +337,10 @@ async fn connection(bridge: Arc<Bridge>, mut stream: tokio::net::UnixStream) {
             }
         }
     });
+    // At most this many messages of one connection are handled at once; the next frame is
+    // not read until one is done, so a peer that sends and never reads holds a bounded amount
+    // of memory (each message may be up to MAX_IN).
+    let running = Arc::new(tokio::sync::Semaphore::new(PER_CONNECTION));
     loop {
         let frame = tokio::select! {
             f = read_frame_async(&mut reader, MAX_IN) => f,
@@ -339,13 +348,18 @@ async fn connection(bridge: Arc<Bridge>, mut stream: tokio::net::UnixStream) {
         };
         match frame {
             Ok(Frame::Message(body)) => {
+                let Ok(permit) = Arc::clone(&running).acquire_owned().await else {
+                    break;
+                };
                 let bridge = Arc::clone(&bridge);
                 let tx = tx.clone();
                 // Calls run side by side, as over HTTP: one waiting for the person does not
                 // hold up the next (answers carry their callId).
                 tokio::spawn(async move {
                     let answer = handle(&bridge, &body).await;
+                    drop(body);
                     let _ = tx.send(answer).await;
+                    drop(permit);
                 });
             }
             Ok(Frame::TooBig(len)) => {
@@ -385,6 +399,21 @@ async fn handle(bridge: &Arc<Bridge>, body: &[u8]) -> Vec<u8> {
     }
     req.call_id = Some(id.clone());
     req.client = None;
+    // The same per-reply ledger as `POST /exec`: at most 20 calls of one reply, and none after
+    // the person denied one of its calls.
+    let reply = req.reply.clone();
+    if let Some(r) = &reply {
+        let admitted = bridge
+            .replies
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .admit(r);
+        if let Err(why) = admitted {
+            let result = crate::reply::not_run_result(&id, &req.name, &why);
+            return serde_json::to_vec(&result)
+                .unwrap_or_else(|e| error_bytes(e.to_string(), Some(id)));
+        }
+    }
     let Some(slot) = InFlight::take(&bridge.in_flight) else {
         return error_bytes(
             format!(
@@ -398,11 +427,19 @@ async fn handle(bridge: &Arc<Bridge>, body: &[u8]) -> Vec<u8> {
         Ok(c) => c,
         Err(e) => return error_bytes(e.to_string(), Some(id)),
     };
-    let engine = Arc::clone(bridge.engine());
+    let task_bridge = Arc::clone(bridge);
     tokio::spawn(async move {
         let _slot = slot;
+        let name = req.name.clone();
         // Source::Bridge: the extension is the caller either way; the transport differs.
-        let result = engine.call(req, Source::Bridge).await;
+        let result = task_bridge.engine().call(req, Source::Bridge).await;
+        if let Some(r) = &reply {
+            task_bridge
+                .replies
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .record(r, &name, &result);
+        }
         completion.finish(result);
     });
     let result = broker.wait(&id, Duration::MAX).await.flatten();

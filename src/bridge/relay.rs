@@ -59,7 +59,24 @@ impl Relay {
                 return Ok(running.peer().clone());
             }
         }
-        let url = format!("http://127.0.0.1:{}/mcp", self.target.port);
+        // The token goes only to a listener of this user's: another user's program squatting
+        // on the port (before the app starts, or while it is down) must not receive it.
+        let port = self.target.port;
+        let me = rustix::process::getuid().as_raw();
+        match listener_uid(port) {
+            Some(uid) if uid == me => {}
+            Some(uid) => {
+                let why = format!(
+                    "port {port} is held by another user's program (uid {uid}), not ground-link; \
+                     the token was not sent. Stop that program, or run ground-link on another \
+                     port and pass --port"
+                );
+                eprintln!("ground-link mcp: {why}");
+                return Err(McpError::new(ErrorCode::INTERNAL_ERROR, why, None));
+            }
+            None => {}
+        }
+        let url = format!("http://127.0.0.1:{port}/mcp");
         let transport = StreamableHttpClientTransport::from_config(
             StreamableHttpClientTransportConfig::with_uri(url.clone())
                 .auth_header(self.target.token.clone()),
@@ -138,4 +155,22 @@ impl ServerHandler for Relay {
             )),
         }
     }
+}
+
+/// The uid owning the socket that listens on 127.0.0.1:`port`, from `/proc/net/tcp` (each line:
+/// local address as hex `0100007F:PORT`, state `0A` for LISTEN, then the owner's uid). `None`
+/// when nothing listens there.
+pub fn listener_uid(port: u16) -> Option<u32> {
+    let table = std::fs::read_to_string("/proc/net/tcp").ok()?;
+    let wanted = [
+        format!("0100007F:{port:04X}"),
+        format!("00000000:{port:04X}"),
+    ];
+    table.lines().skip(1).find_map(|line| {
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        let (local, state, uid) = (cols.get(1)?, cols.get(3)?, cols.get(7)?);
+        (wanted.iter().any(|w| w == local) && *state == "0A")
+            .then(|| uid.parse().ok())
+            .flatten()
+    })
 }
