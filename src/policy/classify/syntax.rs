@@ -822,6 +822,23 @@ impl Reader {
         }
     }
 
+    /// `ls <<<2>&1`, `cat <2>x`: bash reads digits right before `<` or `>` as a file
+    /// descriptor, which leaves the first operator without a target, and refuses the line;
+    /// brush-parser takes the digits as the target. Such text is not safe.
+    fn digits_before_operator(&mut self, w: &ast::Word) {
+        let digits = !w.value.is_empty() && w.value.bytes().all(|b| b.is_ascii_digit());
+        let Some(loc) = &w.loc else {
+            return;
+        };
+        let next = self.slice(loc.end.index, loc.end.index + 1);
+        if digits && (next == "<" || next == ">") {
+            self.out.unmodeled.push(format!(
+                "bash reads `{}` before `{next}` as a file descriptor and refuses the line",
+                w.value
+            ));
+        }
+    }
+
     /// Notes an expansion of `name`, in order.
     fn variable(&mut self, name: &str) {
         self.seq += 1;
@@ -857,6 +874,7 @@ impl Reader {
                 let (kind, target) = match target {
                     IoFileRedirectTarget::Fd(_) => (RedirKind::Dup, Word::default()),
                     IoFileRedirectTarget::Filename(w) | IoFileRedirectTarget::Duplicate(w) => {
+                        self.digits_before_operator(w);
                         let w = self.word(&w.value, depth)?;
                         let t = w.text.as_str();
                         let fd =
@@ -893,6 +911,7 @@ impl Reader {
                 *stdin = Some(doc.doc.value.clone());
             }
             IoRedirect::HereString(_, w) => {
+                self.digits_before_operator(w);
                 let w = self.word(&w.value, depth)?;
                 *stdin = Some(w.text);
             }
