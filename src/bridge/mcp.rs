@@ -98,6 +98,19 @@ pub(crate) fn service(
     )
 }
 
+/// What ground-link says of itself to an MCP client, over `/mcp` and the stdio relay alike.
+pub(crate) fn server_info() -> ServerConfig {
+    ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        .with_server_info(Implementation::new(
+            "ground-link",
+            env!("CARGO_PKG_VERSION"),
+        ))
+        .with_instructions(
+            "ground-link runs tools on the person's files inside one sandbox folder. Calls that \
+             are not read-only ask the person first; a denied call says why.",
+        )
+}
+
 /// One MCP connection's handler: a thin adapter over the bridge's engine.
 #[derive(Clone)]
 pub(crate) struct McpServer {
@@ -106,15 +119,7 @@ pub(crate) struct McpServer {
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(
-                "ground-link",
-                env!("CARGO_PKG_VERSION"),
-            ))
-            .with_instructions(
-                "ground-link runs tools on the person's files inside one sandbox folder. Calls \
-                 that are not read-only ask the person first; a denied call says why.",
-            )
+        server_info()
     }
 
     async fn list_tools(

@@ -105,6 +105,29 @@ const MAX_ADAPTER_PROBLEMS: usize = 8;
 const MAX_ADAPTER_PROBLEM_CHARS: usize = 300;
 
 impl Bridge {
+    /// Whether one more call of model reply `reply` may run (DESIGN §5.2: at most 20 of one
+    /// reply, none after the person denied one of its calls); `Err` says why not.
+    fn admit_reply(&self, reply: Option<&str>) -> Result<(), String> {
+        match reply {
+            Some(r) => self
+                .replies
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .admit(r),
+            None => Ok(()),
+        }
+    }
+
+    /// Counts a finished call against its reply (a denial stops the rest of the reply).
+    fn record_reply(&self, reply: Option<&str>, name: &str, result: &CallResult) {
+        if let Some(r) = reply {
+            self.replies
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .record(r, name, result);
+        }
+    }
+
     /// The sites whose adapter the extension last found broken, with what it found (the tray's
     /// tooltip and the authenticated `/health` show them).
     pub fn adapter_problems(&self) -> Vec<wire::AdapterProblem> {
@@ -815,15 +838,8 @@ async fn exec(
     // Over the reply's cap, or after the person said no to one of its calls: answered at once,
     // never run (and not audited: the engine never saw it).
     let reply = req.reply.clone();
-    if let Some(r) = &reply {
-        let admitted = bridge
-            .replies
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .admit(r);
-        if let Err(why) = admitted {
-            return axum::Json(crate::reply::not_run_result(&id, &req.name, &why)).into_response();
-        }
+    if let Err(why) = bridge.admit_reply(reply.as_deref()) {
+        return axum::Json(crate::reply::not_run_result(&id, &req.name, &why)).into_response();
     }
     let completion = match bridge.broker.begin(&id) {
         Ok(c) => c,
@@ -838,13 +854,7 @@ async fn exec(
         let _slot = slot;
         let name = req.name.clone();
         let result = task_bridge.engine.call(req, Source::Bridge).await;
-        if let Some(r) = &reply {
-            task_bridge
-                .replies
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .record(r, &name, &result);
-        }
+        task_bridge.record_reply(reply.as_deref(), &name, &result);
         completion.finish(result);
     });
     let result = bridge.broker.wait(&id, wait).await.flatten();

@@ -402,17 +402,10 @@ async fn handle(bridge: &Arc<Bridge>, body: &[u8]) -> Vec<u8> {
     // The same per-reply ledger as `POST /exec`: at most 20 calls of one reply, and none after
     // the person denied one of its calls.
     let reply = req.reply.clone();
-    if let Some(r) = &reply {
-        let admitted = bridge
-            .replies
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .admit(r);
-        if let Err(why) = admitted {
-            let result = crate::reply::not_run_result(&id, &req.name, &why);
-            return serde_json::to_vec(&result)
-                .unwrap_or_else(|e| error_bytes(e.to_string(), Some(id)));
-        }
+    if let Err(why) = bridge.admit_reply(reply.as_deref()) {
+        let result = crate::reply::not_run_result(&id, &req.name, &why);
+        return serde_json::to_vec(&result)
+            .unwrap_or_else(|e| error_bytes(e.to_string(), Some(id)));
     }
     let Some(slot) = InFlight::take(&bridge.in_flight) else {
         return error_bytes(
@@ -433,13 +426,7 @@ async fn handle(bridge: &Arc<Bridge>, body: &[u8]) -> Vec<u8> {
         let name = req.name.clone();
         // Source::Bridge: the extension is the caller either way; the transport differs.
         let result = task_bridge.engine().call(req, Source::Bridge).await;
-        if let Some(r) = &reply {
-            task_bridge
-                .replies
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .record(r, &name, &result);
-        }
+        task_bridge.record_reply(reply.as_deref(), &name, &result);
         completion.finish(result);
     });
     let result = broker.wait(&id, Duration::MAX).await.flatten();

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use rmcp::ErrorData as McpError;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientConfig, ErrorCode, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, ClientConfig, ErrorCode, ListToolsResult,
+    PaginatedRequestParams, ServerConfig,
 };
 use rmcp::service::{Peer, RequestContext, RoleClient, RoleServer, RunningService, ServiceExt};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -112,15 +112,7 @@ impl Relay {
 
 impl ServerHandler for Relay {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(
-                "ground-link",
-                env!("CARGO_PKG_VERSION"),
-            ))
-            .with_instructions(
-                "ground-link runs tools on the person's files inside one sandbox folder. Calls \
-                 that are not read-only ask the person first; a denied call says why.",
-            )
+        super::mcp::server_info()
     }
 
     async fn list_tools(
