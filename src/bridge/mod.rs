@@ -104,6 +104,21 @@ const MAX_ADAPTER_SITES: usize = 32;
 const MAX_ADAPTER_PROBLEMS: usize = 8;
 const MAX_ADAPTER_PROBLEM_CHARS: usize = 300;
 
+/// The call's id: the client's (at most 128 characters) or a fresh one, written into `req`.
+/// `POST /exec` and native messaging take calls the same way.
+fn assign_call_id(req: &mut crate::protocol::CallRequest) -> Result<String, String> {
+    let id = req
+        .call_id
+        .clone()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(new_call_id);
+    if id.len() > 128 {
+        return Err("callId is longer than 128 characters".to_owned());
+    }
+    req.call_id = Some(id.clone());
+    Ok(id)
+}
+
 impl Bridge {
     /// Whether one more call of model reply `reply` may run (DESIGN §5.2: at most 20 of one
     /// reply, none after the person denied one of its calls); `Err` says why not.
@@ -795,24 +810,10 @@ async fn exec(
         Ok(r) => r,
         Err(e) => return error(StatusCode::BAD_REQUEST, e),
     };
-    let id = req
-        .call_id
-        .clone()
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(new_call_id);
-    if id.len() > 128 {
-        return error(
-            StatusCode::BAD_REQUEST,
-            "callId is longer than 128 characters",
-        );
-    }
-    if req.reply.as_ref().is_some_and(|r| r.len() > 128) {
-        return error(
-            StatusCode::BAD_REQUEST,
-            "reply is longer than 128 characters",
-        );
-    }
-    req.call_id = Some(id.clone());
+    let id = match assign_call_id(&mut req) {
+        Ok(id) => id,
+        Err(e) => return error(StatusCode::BAD_REQUEST, e),
+    };
     req.client = client;
     let wait = req
         .wait_ms

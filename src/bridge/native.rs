@@ -22,7 +22,7 @@ use serde::Serialize;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::bridge::{Bridge, InFlight, MAX_IN_FLIGHT};
-use crate::engine::{new_call_id, parse_request};
+use crate::engine::parse_request;
 use crate::protocol::Source;
 
 /// The host's name in its manifest (`chrome.runtime.connectNative("dev.groundlink.host")`).
@@ -389,15 +389,10 @@ async fn handle(bridge: &Arc<Bridge>, body: &[u8]) -> Vec<u8> {
             return error_bytes(e, call_id);
         }
     };
-    let id = req
-        .call_id
-        .clone()
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(new_call_id);
-    if id.len() > 128 {
-        return error_bytes("callId is longer than 128 characters", None);
-    }
-    req.call_id = Some(id.clone());
+    let id = match super::assign_call_id(&mut req) {
+        Ok(id) => id,
+        Err(e) => return error_bytes(e, None),
+    };
     req.client = None;
     // The same per-reply ledger as `POST /exec`: at most 20 calls of one reply, and none after
     // the person denied one of its calls.
