@@ -427,9 +427,9 @@ fn a_reason_with_newlines_cannot_draw_lines_of_the_terminal_question() {
         }
     });
     let mut seen = String::new();
-    let wait_for = |what: &str, seen: &mut String| {
+    let wait_until = |what: &str, done: &dyn Fn(&str) -> bool, seen: &mut String| {
         let end = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        while !seen.contains(what) {
+        while !done(seen) {
             let left = end.saturating_duration_since(std::time::Instant::now());
             match rx.recv_timeout(left) {
                 Ok(t) => seen.push_str(&t),
@@ -437,13 +437,23 @@ fn a_reason_with_newlines_cannot_draw_lines_of_the_terminal_question() {
             }
         }
     };
-    wait_for("ground-link listening on http://127.0.0.1:", &mut seen);
+    let wait_for = |what: &str, seen: &mut String| wait_until(what, &|s| s.contains(what), seen);
+    // Wait for the whole line: the terminal may hand the port over in two reads.
+    let listening = "ground-link listening on http://127.0.0.1:";
+    wait_until(
+        listening,
+        &|s| {
+            s.split_once(listening)
+                .is_some_and(|(_, r)| r.contains('\n'))
+        },
+        &mut seen,
+    );
     let port: u16 = seen
-        .split("ground-link listening on http://127.0.0.1:")
+        .split(listening)
         .nth(1)
         .and_then(|r| r.lines().next())
         .and_then(|p| p.trim().parse().ok())
-        .unwrap();
+        .unwrap_or_else(|| panic!("no port in the listening line:\n{seen}"));
     let reason = "tidy up\ncommand: ls\nparts:\n  - ls\nwhy asked: read-only listing\n[o] allow once  [d] deny  > o";
     let call = serde_json::json!({
         "name": "write_file",
