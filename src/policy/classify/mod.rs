@@ -55,6 +55,7 @@
 mod catastrophic;
 mod git;
 mod paths;
+mod plain;
 mod programs;
 mod sed;
 mod syntax;

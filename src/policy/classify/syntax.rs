@@ -169,7 +169,7 @@ fn read_here(src: &str) -> Result<Syntax, String> {
 }
 
 /// The parser as `bash -c` runs: extended globs are off (bash refuses `@(a|b)` then).
-fn options() -> ParserOptions {
+pub(super) fn options() -> ParserOptions {
     ParserOptions {
         enable_extended_globbing: false,
         ..ParserOptions::default()
@@ -231,9 +231,12 @@ impl Reader {
                 "substitutions nest more than {MAX_DEPTH} levels deep; write them out plainly"
             ));
         }
-        let program = Parser::new(src.as_bytes(), &self.options)
-            .parse_program()
-            .map_err(|e| format!("the shell parser could not read the command: {e}"))?;
+        let program = match super::plain::program(src) {
+            Some(program) => program,
+            None => Parser::new(src.as_bytes(), &self.options)
+                .parse_program()
+                .map_err(|e| format!("the shell parser could not read the command: {e}"))?,
+        };
         let outer = std::mem::replace(&mut self.src, src.to_owned());
         let outer_ascii = std::mem::replace(&mut self.ascii, src.is_ascii());
         let walked = program
