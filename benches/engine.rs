@@ -5,6 +5,10 @@
 //! notes, never into tests.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+/// The allocator the binaries use.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;

@@ -9,6 +9,9 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand, ValueEnum};
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use ground_link::approval::{
     ALLOW_APPROVER_WARNING, AllowOnceApprover, Approver, DenyApprover, TtyApprover,
 };

@@ -1,6 +1,9 @@
 //! `ground-link-app`: the tray app. Glue only; see the library.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let started = std::time::Instant::now();
     // The `exec_cmd` supervisor is the `ground-link` CLI, not this binary (WebKit makes it
