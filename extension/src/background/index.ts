@@ -183,7 +183,9 @@ async function handle(msg: Request, sender: chrome.runtime.MessageSender): Promi
       // the card learns "waiting for approval" from /events: be subscribed before the call exists
       await eventsSubscribed(EVENTS_READY_MAX_MS);
       if (got.perfMarks === true) perfLog.push({ callId: msg.callId, sentAt: Date.now() });
-      const r = await c.exec({ ...msg.call, session: msg.session, callId: msg.callId, reply: msg.reply });
+      // a fallback call keeps its mark to the bridge, which then always asks (never the reverse:
+      // no message field can remove a mark the bridge would want)
+      const r = await c.exec({ ...msg.call, session: msg.session, callId: msg.callId, reply: msg.reply, ...(msg.provenance ? { provenance: msg.provenance } : {}) });
       return afterCall(r);
     }
     case "await": {
