@@ -9,9 +9,10 @@
  */
 
 import { BridgeClient } from "./bridge";
+import { syncOptionalScripts as syncOptional } from "./optional";
 import { Budget } from "../shared/budget";
 import { Dedupe } from "../shared/dedupe";
-import { adapterForHost, optionalHosts, validateOverrides } from "../shared/adapters";
+import { adapterForHost, validateOverrides } from "../shared/adapters";
 import { applyPack, PACK_FORMAT, PACK_VERSION } from "../shared/packs";
 import { isHealthReport, reportLines, type HealthReport } from "../shared/health";
 import { parseBridgeUrl, normaliseSettings, type Settings } from "../shared/settings";
@@ -88,27 +89,10 @@ chrome.storage.onChanged.addListener((changes, area) => {
   if (area === "local" && (changes.token || changes.settings)) void checkHealth();
 });
 
-// ---- optional hosts (Grok on x.com) ----
+// ---- optional hosts (Grok on x.com): see ./optional.ts ----
 
-const OPTIONAL_SCRIPT_ID = "ground-link-optional-hosts";
-
-/**
- * The content script runs on an optional host only while the person has granted it. X changes
- * pages without loading them, so the script is there on all of x.com, and the adapter itself
- * acts only on `/i/grok` (`pathsByHost`). No page-world hook: no decoder exists for X.
- */
 async function syncOptionalScripts(): Promise<void> {
-  const granted: string[] = [];
-  for (const h of optionalHosts()) {
-    const origin = `https://${h}/*`;
-    if (await chrome.permissions.contains({ origins: [origin] })) granted.push(origin);
-  }
-  const existing = await chrome.scripting.getRegisteredContentScripts({ ids: [OPTIONAL_SCRIPT_ID] });
-  if (existing.length > 0) await chrome.scripting.unregisterContentScripts({ ids: [OPTIONAL_SCRIPT_ID] });
-  if (granted.length === 0) return;
-  await chrome.scripting.registerContentScripts([
-    { id: OPTIONAL_SCRIPT_ID, matches: granted, js: ["content.js"], runAt: "document_idle", allFrames: false, persistAcrossSessions: true },
-  ]);
+  await syncOptional(chrome);
 }
 
 // ---- request handling ----
