@@ -290,3 +290,37 @@ test("degrade, don't die: with no reply recognised, a page script cannot confirm
   expect(audit.map((l) => `${l.tool} ${l.status} ${l.decision.decision} ${l.decision.risk}`)).toEqual(["read_file success ask safe"]);
   expect(audit[0]?.decision.reason).toContain("generic fallback");
 });
+
+test("health reports made while the bridge was away reach it when it is back, and the popup lists the tab's problems", async () => {
+  needBridge();
+  // a fixed port and key, so the bridge can go away and come back as the same one
+  const first = await startBridge(dir);
+  const { port, token } = first;
+  bridge = first;
+  await pair(env, bridge);
+  await bridge.stop();
+  bridge = null;
+  const page = await openChat(env);
+  // the site "changed": its send control is gone before the page settles (the check runs after)
+  await page.evaluate(() => document.querySelector("div[role=button].ds-button--primary")?.remove());
+  await waitFor("the health line in the tooltip", async () => (await tabTitle(env, "https://chat.deepseek.com/*")).includes("send button not found"), 15_000);
+
+  bridge = await startBridge(dir, { port, token });
+  const b = bridge;
+  // nobody opens the popup or reloads the page: the worker's own next health check finds the
+  // bridge back (its alarm runs every 30 s) and sends what it kept
+  const atBridge = await waitFor("the kept report at the bridge", async () => {
+    const v = (await (await fetch(`${b.url}/health`, { headers: { Authorization: `Bearer ${b.token}` } })).json()) as { adapters?: { site: string; problems: string[] }[] };
+    return v.adapters?.find((a) => a.site === "deepseek") ?? null;
+  }, 45_000, 500);
+  expect(atBridge.problems).toEqual(["DeepSeek: send button not found — using Enter"]);
+
+  // the popup (opened the way the toolbar opens it, with the chat tab still the active one)
+  const opened = env.ctx.waitForEvent("page");
+  await env.sw.evaluate(() => chrome.tabs.create({ url: chrome.runtime.getURL("popup/popup.html"), active: false }));
+  const popup = await opened;
+  await popup.waitForSelector("#siteHealth:not([hidden]) #healthLines li", { timeout: 10_000 });
+  const lines = await popup.$$eval("#healthLines li", (els) => els.map((e) => ({ text: e.textContent ?? "", warn: e.classList.contains("warn") })));
+  expect(lines).toEqual([{ text: "DeepSeek: send button not found — using Enter", warn: true }]);
+  expect(await popup.textContent("#state")).toBe("Connected");
+});

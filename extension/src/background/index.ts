@@ -16,7 +16,8 @@ import { adapterForHost, validateOverrides } from "../shared/adapters";
 import { applyPack, PACK_FORMAT, PACK_VERSION } from "../shared/packs";
 import { isHealthReport, reportLines, type HealthReport } from "../shared/health";
 import { parseBridgeUrl, normaliseSettings, type Settings } from "../shared/settings";
-import { chromeLocal } from "../shared/store";
+import { chromeLocal, type KV } from "../shared/store";
+import { HealthRelay } from "../shared/healthrelay";
 import {
   EVENTS_PORT,
   type ConnectionState,
@@ -267,6 +268,9 @@ async function checkHealth(): Promise<ConnectionState> {
     state = { kind: "connected", port, dir: h.value.dir, sandbox: h.value.sandbox ?? null, mode: h.value.mode ?? null, version: h.value.version, checkedAt: now, pending };
   }
   await kv.set({ connection: state });
+  // (back) at the bridge: the adapter reports it lacks (made while it was away, or forgotten in
+  // a restart), judged by what its authenticated /health says it holds
+  if (h.ok && state.kind === "connected") void healthRelay.flush((h.value.adapters ?? []).map((a) => ({ site: a.site, problems: a.problems })));
   void chrome.action.setBadgeText({ text: connectionBadge(state) });
   void chrome.action.setBadgeBackgroundColor({ color: state.kind === "notPaired" ? "#9a6700" : "#cf222e" });
   broadcast({ type: "connection", connection: state });
@@ -313,18 +317,14 @@ async function showTabHealth(tabId: number, report: HealthReport): Promise<void>
 
 /**
  * Tells the bridge (behind the pairing key) a site's problems when they changed, so the tray
- * can show them; a site that is fine again clears its entry there.
+ * can show them; a site that is fine again clears its entry there. A report made while the
+ * bridge is away is kept and sent when it is back (`checkHealth` flushes on every connection).
  */
+const healthRelay = new HealthRelay(chrome.storage.session as unknown as KV, async (r) => (await (await client()).reportAdapterHealth(r)).ok);
+
 async function forwardHealth(report: HealthReport): Promise<void> {
   const conn = await currentConnection();
-  if (conn?.kind !== "connected") return;
-  const problems = reportLines(report);
-  const key = `sentHealth:${report.site}`;
-  const sent = (await chrome.storage.session.get(key))[key];
-  const now = JSON.stringify(problems);
-  if (sent === now) return;
-  const r = await (await client()).reportAdapterHealth({ site: report.site, problems });
-  if (r.ok) await chrome.storage.session.set({ [key]: now });
+  await healthRelay.record({ site: report.site, problems: reportLines(report) }, conn?.kind === "connected");
 }
 
 // ---- /events relay to the content scripts' ports ----
