@@ -177,19 +177,25 @@ test("health check: a DeepSeek page without its send control says so (badge tool
   expect(prompts()[1]).toContain("hello from disk");
 });
 
+/** ChatGPT's rebuilt UI after the site renamed the assistant role: no shipped or generic selector
+ * finds a reply on it. */
+async function openRenamedChatgpt(): Promise<Page> {
+  env.site.chatgptUi = "chatgpt-2";
+  const page = await env.ctx.newPage();
+  await page.addInitScript(() => ((window as unknown as { __ASSISTANT_ROLE: string }).__ASSISTANT_ROLE = "model"));
+  await page.goto("https://chatgpt.com/");
+  await page.waitForSelector(REPLICA_UI["chatgpt-2"].composer);
+  await page.waitForTimeout(1000);
+  return page;
+}
+
 test("Fix this site: after ChatGPT changed its markup, the picker's override (trusted clicks) makes its replies count again", async () => {
   needBridge();
   writeFileSync(join(dir, "notes.txt"), "hello from disk\n");
   bridge = await startBridge(dir);
   await pair(env, bridge);
   env.site.setModel((_p, turn) => (turn === 0 ? { answer: "Hello there." } : turn === 1 ? { answer: `Let me look.\n${toolCall("read_file", { path: "notes.txt" })}` } : { answer: "ok" }));
-  env.site.chatgptUi = "chatgpt-2";
-  const page = await env.ctx.newPage();
-  // the site renamed the assistant role: no shipped or generic selector finds replies now
-  await page.addInitScript(() => ((window as unknown as { __ASSISTANT_ROLE: string }).__ASSISTANT_ROLE = "model"));
-  await page.goto("https://chatgpt.com/");
-  await page.waitForSelector(REPLICA_UI["chatgpt-2"].composer);
-  await page.waitForTimeout(1000);
+  const page = await openRenamedChatgpt();
   await sayIn(page, "chatgpt-2", "hi");
   await waitFor("the first answer", () => env.site.turns[0]?.streamEndAt !== undefined);
   const title = await waitFor("the health line", async () => {
@@ -234,13 +240,7 @@ test("degrade, don't die: with no reply recognised, a page script cannot confirm
   bridge = await startBridge(dir, { approval: "tty" });
   await pair(env, bridge);
   readNotesModel();
-  env.site.chatgptUi = "chatgpt-2";
-  const page = await env.ctx.newPage();
-  // the site renamed the assistant role: no shipped or generic selector finds a reply
-  await page.addInitScript(() => ((window as unknown as { __ASSISTANT_ROLE: string }).__ASSISTANT_ROLE = "model"));
-  await page.goto("https://chatgpt.com/");
-  await page.waitForSelector(REPLICA_UI["chatgpt-2"].composer);
-  await page.waitForTimeout(1000);
+  const page = await openRenamedChatgpt();
   const since = bridge.log().length;
   await sayIn(page, "chatgpt-2", "what is in notes.txt?");
   await waitFor("the answer", () => env.site.turns[0]?.streamEndAt !== undefined);
