@@ -156,6 +156,7 @@ fn main() {
                 path_errors: &[],
                 analysis: None,
                 session: None,
+                provenance: None,
             };
             assert_eq!(
                 decide(&facts, Risk::Moderate, &snap, &[], &settings)

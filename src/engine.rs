@@ -250,7 +250,7 @@ impl Engine {
     /// The decision and why; runs nothing (DESIGN §9 `check`).
     pub fn check(&self, req: &CallRequest) -> Decision {
         match self.prepare(req) {
-            Ok(p) => self.decide(&p, req.session.as_deref()).decision,
+            Ok(p) => self.decide(&p, req).decision,
             Err(d) => d,
         }
     }
@@ -510,7 +510,8 @@ impl Engine {
         self.jail.protection()
     }
 
-    fn decide(&self, p: &Prepared, session: Option<&str>) -> Outcome {
+    fn decide(&self, p: &Prepared, req: &CallRequest) -> Outcome {
+        let session = req.session.as_deref();
         let grants: Vec<CompiledRule> = session
             .map(|s| self.policy.session_grants(s))
             .unwrap_or_default();
@@ -520,6 +521,7 @@ impl Engine {
             path_errors: &p.path_errors,
             analysis: p.analysis.as_ref(),
             session,
+            provenance: req.provenance,
         };
         let base = spec(p.tool).map(|s| s.risk).unwrap_or(Risk::Dangerous);
         decide(
@@ -591,7 +593,7 @@ impl Engine {
             Err(d) => return (CallStatus::Error, d.reason.clone(), false, false, Some(d)),
         };
         let session = req.session.as_deref();
-        let outcome = self.decide(&prepared, session);
+        let outcome = self.decide(&prepared, req);
         let tool = prepared.tool;
         let mut decision = outcome.decision.clone();
         let mut network_granted = false;
@@ -665,7 +667,7 @@ impl Engine {
                         }
                         // The rules may have changed while the person looked (a new deny rule,
                         // a revoked file): a deny now still wins over the answer.
-                        let again = self.decide(&prepared, session).decision;
+                        let again = self.decide(&prepared, req).decision;
                         if again.decision == Verdict::Deny {
                             return (
                                 CallStatus::Denied,

@@ -109,6 +109,16 @@ pub struct CallRequest {
     /// and the person's denial stops the rest of it (DESIGN §5.2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reply: Option<String>,
+    /// How the extension found this call when not in a reply its site adapter recognised
+    /// (bridge only). It can only tighten: a marked call is always asked about (DESIGN §5.1).
+    /// An unknown value, or `null`, is refused rather than read as unmarked.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "some_provenance"
+    )]
+    #[schemars(with = "Provenance")]
+    pub provenance: Option<Provenance>,
     /// The named client whose token the bridge authenticated (`ground-link token add`). Set
     /// by the bridge only: a client cannot claim a name in the call's JSON.
     #[serde(skip)]
@@ -135,8 +145,47 @@ impl From<ToolCall> for CallRequest {
             call_id: None,
             wait_ms: None,
             reply: None,
+            provenance: None,
             client: None,
         }
+    }
+}
+
+/// Where a call was found, when it was not inside a model reply that the chat site's adapter
+/// recognised. There is deliberately no value meaning "trusted": absent is the ordinary case,
+/// and every value here makes the call ask the person, whatever rules, grants or mode say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum Provenance {
+    /// Found by the extension's generic fallback in page text that no adapter role matched;
+    /// the person confirmed in the page (a trusted click) that it is the model's reply, which
+    /// the page itself could have arranged, so ground-link asks again in its own dialog.
+    GenericFallback,
+}
+
+impl Provenance {
+    /// Why such a call is asked about: the approver shows it as the decision's reason.
+    pub fn why_ask(self) -> &'static str {
+        match self {
+            Provenance::GenericFallback => {
+                "found by the extension's generic fallback, outside any reply the chat site's \
+                 adapter recognises (the page itself could have written it): no rule, grant or \
+                 mode skips the question"
+            }
+        }
+    }
+}
+
+/// `"provenance": null` is refused like an unknown value: a marker that fails to parse must
+/// never be read as "no marker" (which is the looser case).
+fn some_provenance<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Provenance>, D::Error> {
+    let v = Value::deserialize(d)?;
+    match serde_json::from_value::<Provenance>(v.clone()) {
+        Ok(p) => Ok(Some(p)),
+        Err(_) => Err(serde::de::Error::custom(format!(
+            "{v} is not a known provenance; the only one is \"genericFallback\" (a call found \
+             by the extension's generic fallback); leave the field out for any other call"
+        ))),
     }
 }
 

@@ -1827,3 +1827,125 @@ fn adapter_problems_are_kept_behind_the_token() {
         assert_eq!(v["adapters"], json!([]));
     });
 }
+
+/// Denies every question and keeps what the dialog would have shown.
+struct DenyAndRecord(std::sync::Mutex<Vec<ApprovalRequest>>);
+
+#[async_trait]
+impl Approver for DenyAndRecord {
+    async fn ask(&self, r: ApprovalRequest) -> ApprovalAnswer {
+        self.0.lock().unwrap().push(r);
+        ApprovalAnswer::Deny { reason: None }
+    }
+    fn name(&self) -> &'static str {
+        "deny"
+    }
+}
+
+/// Issue 14, "degrade, don't die": a call the extension found only through its generic
+/// fallback (`"provenance": "genericFallback"`) always asks the person — even a read the engine
+/// calls safe, even one an allow rule covers — while a deny rule still denies without asking.
+/// The same calls unmarked are decided as before. The marker cannot loosen anything: an
+/// unknown value or `null` is refused (400) and nothing runs.
+#[test]
+fn a_call_found_by_the_generic_fallback_always_asks() {
+    let f = Fixture::new();
+    std::fs::write(f.root.join("notes.txt"), "the notes\n").unwrap();
+    std::fs::write(f.root.join("secret.txt"), "hidden\n").unwrap();
+    f.put(
+        "config/ground-link/permissions.json",
+        r#"{"version": 1, "allow": ["Write(out/**)"], "deny": ["Read(secret.txt)"]}"#,
+    );
+    assert!(
+        f.paths.global_rules().exists(),
+        "the rules file is where the engine reads it"
+    );
+    let approver = Arc::new(DenyAndRecord(std::sync::Mutex::new(Vec::new())));
+    let mut s = Server::start(
+        &f,
+        approver.clone(),
+        ApprovalMode::Ask,
+        Duration::from_secs(5),
+    );
+    let asked = || approver.0.lock().unwrap().len();
+    let fallback = |mut body: Value| {
+        body["provenance"] = json!("genericFallback");
+        body
+    };
+    let read = json!({"name": "read_file", "args": {"path": "notes.txt"}, "session": "s1"});
+    let write = json!({"name": "write_file", "args": {"path": "out/a.txt", "content": "ran"}, "session": "s1"});
+
+    // Unmarked: a safe read and a rule-allowed write run without a question.
+    let (code, v) = s.exec(read.clone());
+    assert_eq!(code, StatusCode::OK);
+    assert_eq!(v["status"], "success", "{v}");
+    assert!(v["output"].as_str().unwrap().contains("the notes"), "{v}");
+    let (_, v) = s.exec(write.clone());
+    assert_eq!(v["status"], "success", "{v}");
+    assert!(f.root.join("out/a.txt").exists());
+    std::fs::remove_file(f.root.join("out/a.txt")).unwrap();
+    assert_eq!(asked(), 0, "unmarked calls asked nobody");
+
+    // Marked: both ask, the denial stands, and nothing ran.
+    let (code, v) = s.exec(fallback(read.clone()));
+    assert_eq!(code, StatusCode::OK);
+    assert_eq!(v["status"], "denied", "{v}");
+    assert!(!v["output"].as_str().unwrap().contains("the notes"), "{v}");
+    assert_eq!(v["decision"]["decision"], "ask", "{v}");
+    assert_eq!(v["decision"]["risk"], "safe", "{v}");
+    assert!(
+        v["decision"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("generic fallback"),
+        "{v}"
+    );
+    let (_, v) = s.exec(fallback(write.clone()));
+    assert_eq!(v["status"], "denied", "{v}");
+    assert!(
+        !f.root.join("out/a.txt").exists(),
+        "a denied write wrote nothing"
+    );
+    assert_eq!(asked(), 2, "both marked calls were asked about");
+    for r in approver.0.lock().unwrap().iter() {
+        assert_eq!(
+            r.scopes,
+            vec![Scope::Once],
+            "the dialog offers no rule that would skip the next question"
+        );
+        assert!(r.decision.reason.contains("generic fallback"));
+    }
+
+    // A deny rule still denies, without a question.
+    let (_, v) = s.exec(fallback(
+        json!({"name": "read_file", "args": {"path": "secret.txt"}}),
+    ));
+    assert_eq!(v["status"], "denied", "{v}");
+    assert_eq!(v["decision"]["decision"], "deny", "{v}");
+    assert_eq!(asked(), 2, "a denied call is not asked about");
+
+    // Fail closed: an unknown marker, or null, is refused and nothing runs.
+    let before = audit_lines(&f).len();
+    for bad in [
+        json!("adapter"),
+        json!("GenericFallback"),
+        Value::Null,
+        json!(true),
+    ] {
+        let mut body = write.clone();
+        body["provenance"] = bad.clone();
+        let (code, v) = s.exec(body);
+        assert_eq!(code, StatusCode::BAD_REQUEST, "{bad}: {v}");
+        let e = v["error"].as_str().unwrap();
+        assert!(e.contains("`provenance`"), "{bad}: {e}");
+        assert!(e.contains("genericFallback"), "{bad}: {e}");
+    }
+    assert!(!f.root.join("out/a.txt").exists());
+    assert_eq!(
+        audit_lines(&f).len(),
+        before,
+        "refused bodies reach no tool"
+    );
+    assert_eq!(asked(), 2);
+    s.shutdown();
+}

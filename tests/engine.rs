@@ -669,3 +669,71 @@ fn a_copied_reply_runs_block_by_block() {
         None
     );
 }
+
+/// Issue 14: a call marked as found by the extension's generic fallback asks even where `auto`
+/// mode or the person's own "allow for this conversation" would have let the same call through
+/// unmarked — and answering it offers nothing that would be remembered.
+#[test]
+fn a_fallback_call_asks_past_auto_mode_and_conversation_grants() {
+    use ground_link::approval::Approver;
+    use ground_link::protocol::{ApprovalAnswer, ApprovalRequest, Scope};
+    let write = r#"{"name":"write_file","args":{"path":"a.txt","content":"x"},"session":"chat-1"}"#;
+    let marked = r#"{"name":"write_file","args":{"path":"a.txt","content":"x"},"session":"chat-1","provenance":"genericFallback"}"#;
+
+    let f = Fixture::new();
+    let auto = f.engine_with(
+        SandboxMode::WorkspaceWrite,
+        ApprovalMode::Auto,
+        Arc::new(ground_link::approval::DenyApprover { reason: None }),
+    );
+    assert_eq!(
+        check(&auto, write).decision,
+        Verdict::Allow,
+        "auto allows a moderate write"
+    );
+    let d = check(&auto, marked);
+    assert_eq!(d.decision, Verdict::Ask, "{d:?}");
+    assert!(d.reason.contains("generic fallback"), "{}", d.reason);
+
+    /// Answers "allow for this conversation" with the proposed rule, and keeps the requests.
+    struct SessionAllow(std::sync::Mutex<Vec<ApprovalRequest>>);
+    #[async_trait::async_trait]
+    impl Approver for SessionAllow {
+        async fn ask(&self, r: ApprovalRequest) -> ApprovalAnswer {
+            let rule = r.proposed_rule.clone();
+            self.0.lock().unwrap().push(r);
+            ApprovalAnswer::Allow {
+                scope: Scope::Session,
+                rule: Some(rule),
+                network: false,
+            }
+        }
+        fn name(&self) -> &'static str {
+            "session-allow"
+        }
+    }
+    let f = Fixture::new();
+    let approver = Arc::new(SessionAllow(Default::default()));
+    let engine = f.engine_with(
+        SandboxMode::WorkspaceWrite,
+        ApprovalMode::Ask,
+        approver.clone(),
+    );
+    assert_eq!(call(&engine, write).status, CallStatus::Success);
+    assert_eq!(approver.0.lock().unwrap().len(), 1);
+    let d = check(&engine, write);
+    assert_eq!(
+        d.decision,
+        Verdict::Allow,
+        "the conversation grant covers it now: {d:?}"
+    );
+    assert_eq!(call(&engine, marked).status, CallStatus::Success);
+    let asked = approver.0.lock().unwrap();
+    assert_eq!(
+        asked.len(),
+        2,
+        "the marked call was asked about despite the grant"
+    );
+    assert_eq!(asked[1].scopes, vec![Scope::Once]);
+    assert!(asked[1].decision.reason.contains("generic fallback"));
+}

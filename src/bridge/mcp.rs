@@ -163,6 +163,7 @@ impl ServerHandler for McpServer {
             call_id: Some(crate::engine::new_call_id()),
             wait_ms: None,
             reply: None,
+            provenance: None,
             client: client_of(&context),
         };
         let result = self.run(call, &context).await;

@@ -14,8 +14,8 @@ use crate::policy::layers::Snapshot;
 use crate::policy::rules::{CompiledRule, Subject};
 use crate::protect::{PathClass, Protection, glob_names_a_file};
 use crate::protocol::{
-    ApprovalMode, Decision, Layer, Risk, RuleAction, RuleRef, SandboxMode, Scope, Step, StepKind,
-    ToolName, Verdict,
+    ApprovalMode, Decision, Layer, Provenance, Risk, RuleAction, RuleRef, SandboxMode, Scope, Step,
+    StepKind, ToolName, Verdict,
 };
 
 impl PathFact {
@@ -55,6 +55,8 @@ pub struct CallFacts<'a> {
     pub path_errors: &'a [String],
     pub analysis: Option<&'a CommandAnalysis>,
     pub session: Option<&'a str>,
+    /// Set when the call was not found in a recognised model reply: it is always asked about.
+    pub provenance: Option<Provenance>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -307,6 +309,15 @@ fn decide_inner(
         force_ask = true;
         force_why = format!("every exec_cmd asks here: {why}");
         t.pass(StepKind::Sandbox, force_why.clone());
+    }
+    // A call the person could not tell from page text (the extension's generic fallback): a
+    // page could have planted it and arranged the confirming click, so only the person's answer
+    // in ground-link's own dialog runs it. Deny rules below still deny; nothing after them
+    // (safe, allow rules, grants, mode) may skip the question.
+    if let Some(p) = facts.provenance {
+        force_ask = true;
+        force_why = p.why_ask().to_string();
+        t.pass(StepKind::Validate, force_why.clone());
     }
     if let Some(p) = facts.paths.iter().find(|p| p.write && p.protected()) {
         if settings.sandbox != SandboxMode::FullAccess {

@@ -7,7 +7,7 @@
 import { expect, test, type Page } from "@playwright/test";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { bridgeBin, cards, clickShadowButton, launch, openChat, openReplica, pair, sayIn, startBridge, toolCall, waitFor, type Bridge, type Env } from "../harness";
+import { bridgeBin, cards, clickCardButton, clickShadowButton, launch, openChat, openReplica, pair, sayIn, startBridge, toolCall, TTY_MENU, waitFor, type Bridge, type Env } from "../harness";
 import { REPLICA_UI, type ReplicaKind } from "../replicas";
 import { ADAPTERS } from "../../src/shared/adapters";
 import { removeTempDirs, tempDir } from "../tmp";
@@ -177,19 +177,25 @@ test("health check: a DeepSeek page without its send control says so (badge tool
   expect(prompts()[1]).toContain("hello from disk");
 });
 
+/** ChatGPT's rebuilt UI after the site renamed the assistant role: no shipped or generic selector
+ * finds a reply on it. */
+async function openRenamedChatgpt(): Promise<Page> {
+  env.site.chatgptUi = "chatgpt-2";
+  const page = await env.ctx.newPage();
+  await page.addInitScript(() => ((window as unknown as { __ASSISTANT_ROLE: string }).__ASSISTANT_ROLE = "model"));
+  await page.goto("https://chatgpt.com/");
+  await page.waitForSelector(REPLICA_UI["chatgpt-2"].composer);
+  await page.waitForTimeout(1000);
+  return page;
+}
+
 test("Fix this site: after ChatGPT changed its markup, the picker's override (trusted clicks) makes its replies count again", async () => {
   needBridge();
   writeFileSync(join(dir, "notes.txt"), "hello from disk\n");
   bridge = await startBridge(dir);
   await pair(env, bridge);
   env.site.setModel((_p, turn) => (turn === 0 ? { answer: "Hello there." } : turn === 1 ? { answer: `Let me look.\n${toolCall("read_file", { path: "notes.txt" })}` } : { answer: "ok" }));
-  env.site.chatgptUi = "chatgpt-2";
-  const page = await env.ctx.newPage();
-  // the site renamed the assistant role: no shipped or generic selector finds replies now
-  await page.addInitScript(() => ((window as unknown as { __ASSISTANT_ROLE: string }).__ASSISTANT_ROLE = "model"));
-  await page.goto("https://chatgpt.com/");
-  await page.waitForSelector(REPLICA_UI["chatgpt-2"].composer);
-  await page.waitForTimeout(1000);
+  const page = await openRenamedChatgpt();
   await sayIn(page, "chatgpt-2", "hi");
   await waitFor("the first answer", () => env.site.turns[0]?.streamEndAt !== undefined);
   const title = await waitFor("the health line", async () => {
@@ -226,4 +232,95 @@ test("Fix this site: after ChatGPT changed its markup, the picker's override (tr
   await waitFor("the results message", () => env.site.turns.length >= 3, 25_000);
   expect(prompts()[2]).toContain("hello from disk");
   expect((bridge.audit() ?? []).length).toBe(1);
+});
+
+test("degrade, don't die: with no reply recognised, a page script cannot confirm a fallback card, a real click does, and the safe call still asks", async () => {
+  needBridge();
+  writeFileSync(join(dir, "notes.txt"), "hello from disk\n");
+  bridge = await startBridge(dir, { approval: "tty" });
+  await pair(env, bridge);
+  readNotesModel();
+  const page = await openRenamedChatgpt();
+  const since = bridge.log().length;
+  await sayIn(page, "chatgpt-2", "what is in notes.txt?");
+  await waitFor("the answer", () => env.site.turns[0]?.streamEndAt !== undefined);
+  const card = await waitFor("a card asking for confirmation", async () => {
+    const c = await page.$$eval("ground-link-card", (els) => els.map((e) => ({ states: (e as HTMLElement).dataset.states ?? "", confirm: (e as HTMLElement).dataset.confirm ?? "" })));
+    return c[0]?.confirm === "asking" ? c[0] : null;
+  }, 15_000);
+  expect(card.states).toBe("unconfirmed");
+
+  // the page's own script tries every click it can make: on the card's host, at the button's
+  // place on screen, and through a shadow root that is closed to it
+  const attempts = await page.evaluate(() => {
+    const host = document.querySelector("ground-link-card") as HTMLElement;
+    host.click();
+    const r = host.getBoundingClientRect();
+    const tried: string[] = [];
+    for (let x = r.left + 2; x < r.right; x += 12) {
+      for (let y = r.top + 2; y < r.bottom; y += 6) {
+        const el = document.elementFromPoint(x, y);
+        if (!el) continue;
+        for (const type of ["pointerdown", "mousedown", "pointerup", "mouseup", "click"]) el.dispatchEvent(new MouseEvent(type, { bubbles: true, composed: true, clientX: x, clientY: y }));
+        if (el instanceof HTMLElement) el.click();
+        tried.push(el.tagName);
+      }
+    }
+    return { shadowRoot: host.shadowRoot === null ? "closed" : "open", tried: tried.length };
+  });
+  expect(attempts.shadowRoot).toBe("closed");
+  expect(attempts.tried).toBeGreaterThan(10);
+  await page.waitForTimeout(1500);
+  expect(await page.$eval("ground-link-card", (e) => (e as HTMLElement).dataset.confirm)).toBe("asking");
+  expect(bridge.audit()).toEqual([]);
+  expect(bridge.log().slice(since)).not.toMatch(TTY_MENU);
+
+  // the person's own click confirms; ground-link then asks about the call although a
+  // read_file is safe (it would run without a question in a recognised reply)
+  await clickCardButton(page, 0, "This is the model's reply");
+  await bridge.waitForLog(TTY_MENU, since, 15_000);
+  const question = bridge.log().slice(since);
+  expect(question).toContain("generic fallback");
+  expect(question).toContain("read_file");
+  await waitFor("waiting card", async () => (await cards(page))[0]?.states === "waitingApproval", 10_000);
+  bridge.write("o\n");
+  await waitFor("the results message", () => env.site.turns.length >= 2, 25_000);
+  expect(prompts()[1]).toContain("hello from disk");
+  const audit = bridge.audit() as unknown as { tool: string; status: string; decision: { decision: string; risk: string; reason: string } }[];
+  expect(audit.map((l) => `${l.tool} ${l.status} ${l.decision.decision} ${l.decision.risk}`)).toEqual(["read_file success ask safe"]);
+  expect(audit[0]?.decision.reason).toContain("generic fallback");
+});
+
+test("health reports made while the bridge was away reach it when it is back, and the popup lists the tab's problems", async () => {
+  needBridge();
+  // a fixed port and key, so the bridge can go away and come back as the same one
+  const first = await startBridge(dir);
+  const { port, token } = first;
+  bridge = first;
+  await pair(env, bridge);
+  await bridge.stop();
+  bridge = null;
+  const page = await openChat(env);
+  // the site "changed": its send control is gone before the page settles (the check runs after)
+  await page.evaluate(() => document.querySelector("div[role=button].ds-button--primary")?.remove());
+  await waitFor("the health line in the tooltip", async () => (await tabTitle(env, "https://chat.deepseek.com/*")).includes("send button not found"), 15_000);
+
+  bridge = await startBridge(dir, { port, token });
+  const b = bridge;
+  // nobody opens the popup or reloads the page: the worker's own next health check finds the
+  // bridge back (its alarm runs every 30 s) and sends what it kept
+  const atBridge = await waitFor("the kept report at the bridge", async () => {
+    const v = (await (await fetch(`${b.url}/health`, { headers: { Authorization: `Bearer ${b.token}` } })).json()) as { adapters?: { site: string; problems: string[] }[] };
+    return v.adapters?.find((a) => a.site === "deepseek") ?? null;
+  }, 45_000, 500);
+  expect(atBridge.problems).toEqual(["DeepSeek: send button not found — using Enter"]);
+
+  // the popup (opened the way the toolbar opens it, with the chat tab still the active one)
+  const opened = env.ctx.waitForEvent("page");
+  await env.sw.evaluate(() => chrome.tabs.create({ url: chrome.runtime.getURL("popup/popup.html"), active: false }));
+  const popup = await opened;
+  await popup.waitForSelector("#siteHealth:not([hidden]) #healthLines li", { timeout: 10_000 });
+  const lines = await popup.$$eval("#healthLines li", (els) => els.map((e) => ({ text: e.textContent ?? "", warn: e.classList.contains("warn") })));
+  expect(lines).toEqual([{ text: "DeepSeek: send button not found — using Enter", warn: true }]);
+  expect(await popup.textContent("#state")).toBe("Connected");
 });

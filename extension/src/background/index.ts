@@ -9,13 +9,15 @@
  */
 
 import { BridgeClient } from "./bridge";
+import { syncOptionalScripts as syncOptional } from "./optional";
 import { Budget } from "../shared/budget";
 import { Dedupe } from "../shared/dedupe";
-import { adapterForHost, optionalHosts, validateOverrides } from "../shared/adapters";
+import { adapterForHost, validateOverrides } from "../shared/adapters";
 import { applyPack, PACK_FORMAT, PACK_VERSION } from "../shared/packs";
 import { isHealthReport, reportLines, type HealthReport } from "../shared/health";
 import { parseBridgeUrl, normaliseSettings, type Settings } from "../shared/settings";
-import { chromeLocal } from "../shared/store";
+import { chromeLocal, type KV } from "../shared/store";
+import { HealthRelay } from "../shared/healthrelay";
 import {
   EVENTS_PORT,
   type ConnectionState,
@@ -88,27 +90,10 @@ chrome.storage.onChanged.addListener((changes, area) => {
   if (area === "local" && (changes.token || changes.settings)) void checkHealth();
 });
 
-// ---- optional hosts (Grok on x.com) ----
+// ---- optional hosts (Grok on x.com): see ./optional.ts ----
 
-const OPTIONAL_SCRIPT_ID = "ground-link-optional-hosts";
-
-/**
- * The content script runs on an optional host only while the person has granted it. X changes
- * pages without loading them, so the script is there on all of x.com, and the adapter itself
- * acts only on `/i/grok` (`pathsByHost`). No page-world hook: no decoder exists for X.
- */
 async function syncOptionalScripts(): Promise<void> {
-  const granted: string[] = [];
-  for (const h of optionalHosts()) {
-    const origin = `https://${h}/*`;
-    if (await chrome.permissions.contains({ origins: [origin] })) granted.push(origin);
-  }
-  const existing = await chrome.scripting.getRegisteredContentScripts({ ids: [OPTIONAL_SCRIPT_ID] });
-  if (existing.length > 0) await chrome.scripting.unregisterContentScripts({ ids: [OPTIONAL_SCRIPT_ID] });
-  if (granted.length === 0) return;
-  await chrome.scripting.registerContentScripts([
-    { id: OPTIONAL_SCRIPT_ID, matches: granted, js: ["content.js"], runAt: "document_idle", allFrames: false, persistAcrossSessions: true },
-  ]);
+  await syncOptional(chrome);
 }
 
 // ---- request handling ----
@@ -183,7 +168,9 @@ async function handle(msg: Request, sender: chrome.runtime.MessageSender): Promi
       // the card learns "waiting for approval" from /events: be subscribed before the call exists
       await eventsSubscribed(EVENTS_READY_MAX_MS);
       if (got.perfMarks === true) perfLog.push({ callId: msg.callId, sentAt: Date.now() });
-      const r = await c.exec({ ...msg.call, session: msg.session, callId: msg.callId, reply: msg.reply });
+      // a fallback call keeps its mark to the bridge, which then always asks (never the reverse:
+      // no message field can remove a mark the bridge would want)
+      const r = await c.exec({ ...msg.call, session: msg.session, callId: msg.callId, reply: msg.reply, ...(msg.provenance ? { provenance: msg.provenance } : {}) });
       return afterCall(r);
     }
     case "await": {
@@ -281,6 +268,9 @@ async function checkHealth(): Promise<ConnectionState> {
     state = { kind: "connected", port, dir: h.value.dir, sandbox: h.value.sandbox ?? null, mode: h.value.mode ?? null, version: h.value.version, checkedAt: now, pending };
   }
   await kv.set({ connection: state });
+  // (back) at the bridge: the adapter reports it lacks (made while it was away, or forgotten in
+  // a restart), judged by what its authenticated /health says it holds
+  if (h.ok && state.kind === "connected") void healthRelay.flush((h.value.adapters ?? []).map((a) => ({ site: a.site, problems: a.problems })));
   void chrome.action.setBadgeText({ text: connectionBadge(state) });
   void chrome.action.setBadgeBackgroundColor({ color: state.kind === "notPaired" ? "#9a6700" : "#cf222e" });
   broadcast({ type: "connection", connection: state });
@@ -327,18 +317,14 @@ async function showTabHealth(tabId: number, report: HealthReport): Promise<void>
 
 /**
  * Tells the bridge (behind the pairing key) a site's problems when they changed, so the tray
- * can show them; a site that is fine again clears its entry there.
+ * can show them; a site that is fine again clears its entry there. A report made while the
+ * bridge is away is kept and sent when it is back (`checkHealth` flushes on every connection).
  */
+const healthRelay = new HealthRelay(chrome.storage.session as unknown as KV, async (r) => (await (await client()).reportAdapterHealth(r)).ok);
+
 async function forwardHealth(report: HealthReport): Promise<void> {
   const conn = await currentConnection();
-  if (conn?.kind !== "connected") return;
-  const problems = reportLines(report);
-  const key = `sentHealth:${report.site}`;
-  const sent = (await chrome.storage.session.get(key))[key];
-  const now = JSON.stringify(problems);
-  if (sent === now) return;
-  const r = await (await client()).reportAdapterHealth({ site: report.site, problems });
-  if (r.ok) await chrome.storage.session.set({ [key]: now });
+  await healthRelay.record({ site: report.site, problems: reportLines(report) }, conn?.kind === "connected");
 }
 
 // ---- /events relay to the content scripts' ports ----

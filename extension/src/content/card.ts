@@ -77,6 +77,8 @@ export function statusText(state: CardState): string {
       return t("cardBudget", String(state.budget));
     case "paused":
       return t("cardPaused");
+    case "unconfirmed":
+      return t("cardUnconfirmed");
   }
 }
 
@@ -190,6 +192,36 @@ export class ReplyCard {
       else this.actions.runAnyway();
     });
     this.actionsBar.append(b);
+  }
+
+  /**
+   * Asks the person whether the text above is the model's reply (the generic fallback found
+   * calls outside any reply the adapter recognises). Only a trusted click confirms: a page
+   * script's synthetic click or `.click()` has `isTrusted` false and is ignored. Even then,
+   * ground-link asks again in its own dialog for every call (the page could have arranged the
+   * click), so this button never approves anything.
+   */
+  askConfirm(onConfirm: () => void): void {
+    this.actionsBar.replaceChildren();
+    const doc = this.host.ownerDocument;
+    const q = doc.createElement("span");
+    q.textContent = `${t("cardConfirmQuestion")} `;
+    const b = doc.createElement("button");
+    b.textContent = t("btnConfirmReply");
+    b.dataset.role = "confirm";
+    b.addEventListener("click", (ev) => {
+      if (!ev.isTrusted) return;
+      this.actionsBar.replaceChildren();
+      this.host.dataset.confirm = "confirmed";
+      onConfirm();
+    });
+    this.actionsBar.append(q, b);
+    this.host.dataset.confirm = "asking";
+  }
+
+  /** The card's buttons, for unit tests (the shadow root is closed to the page). */
+  debugButtons(): HTMLButtonElement[] {
+    return Array.from(this.cardEl.querySelectorAll("button"));
   }
 
   /** Text of the card for tests and the e2e harness (the shadow root is closed to the page). */

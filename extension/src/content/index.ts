@@ -13,11 +13,12 @@ import { adapterActiveAt, adapterForHost, applyOverrides, type SiteAdapter } fro
 import { replyKey } from "../shared/dedupe";
 import { t } from "../shared/i18n";
 import { mentionsTool, parseToolBlocks, type ParsedBlock } from "../shared/parser";
-import { EVENTS_PORT, isPageMessage, type ContentSettings, type TabReply, type TabRequest, type WorkerEvent } from "../shared/protocol";
+import { EVENTS_PORT, isPageMessage, type ContentSettings, type Provenance, type TabReply, type TabRequest, type WorkerEvent } from "../shared/protocol";
 import { sessionId } from "../shared/session";
 import { addProblem } from "../shared/health";
 import { assistantMessages, CARD_TAG, findComposer, isStreaming, messageText, overlapWithUserTurns, userTurnsIn } from "./dom";
 import { checkPage } from "./health";
+import { fallbackCandidates, fallbackReader } from "./fallback";
 import { Picker } from "./picker";
 import { insertIntoComposer } from "./insert";
 import { ask, ContextGone } from "./messaging";
@@ -39,6 +40,10 @@ const HEALTH_AFTER_SETTLE_MS = 1500;
 const HEALTH_AFTER_URL_MS = 2500;
 /** …and this long after a reply's results went out. */
 const HEALTH_AFTER_ROUND_MS = 500;
+/** The generic fallback looks for calls once the page has been quiet this long… */
+const FALLBACK_QUIET_MS = 1000;
+/** …or this long after it first had reason to, on a page that never stops changing. */
+const FALLBACK_MAX_WAIT_MS = 5000;
 /** Hydration: the DOM must be still this long before we touch it… */
 const SETTLE_QUIET_MS = 400;
 /** …or this long after start, whichever comes first. */
@@ -119,6 +124,10 @@ class Detector {
   private healthTimer: ReturnType<typeof setTimeout> | null = null;
   /** Seen while running: a reply that grew with no streaming signal from the page. */
   private noSignalSeen = false;
+  /** Elements the generic fallback already saw (history at start, or offered): never offered again. */
+  private readonly fallbackKnown = new WeakSet<Element>();
+  private fallbackTimer: ReturnType<typeof setTimeout> | null = null;
+  private fallbackSince = 0;
 
   constructor(
     private readonly doc: Document,
@@ -247,6 +256,10 @@ class Detector {
       this.handled.add(key);
       keys.push(key);
     });
+    // with no reply the adapter recognises, calls in other page text are history too
+    if (assistantMessages(this.doc, this.adapter).length === 0) {
+      for (const el of fallbackCandidates(this.doc, this.adapter, (e) => this.fallbackKnown.has(e))) this.fallbackKnown.add(el);
+    }
     // turns on the page now are not new messages from the person
     this.added = [];
     if (keys.length > 0) await ask({ type: "markSeen", keys });
@@ -320,7 +333,10 @@ class Detector {
       last = msgs[msgs.length - 1];
       count = msgs.length;
     }
-    if (!last) return;
+    if (!last) {
+      this.scheduleFallback();
+      return;
+    }
     const signal = isStreaming(this.doc, this.adapter);
     const streaming = signal || this.openStreams.size > 0;
     if (!this.cand || this.cand.el !== last) {
@@ -392,6 +408,40 @@ class Detector {
     void this.dispatch(c.el, blocks, dedupeKey);
   }
 
+  /**
+   * No reply the adapter recognises is on the page: once the page has been quiet for a while,
+   * look for calls in the text the generic fallback can see, and offer the newest — for the
+   * person to confirm, never to run on their own.
+   */
+  private scheduleFallback(): void {
+    const now = performance.now();
+    if (this.fallbackTimer === null) this.fallbackSince = now;
+    else clearTimeout(this.fallbackTimer);
+    const wait = Math.max(0, Math.min(FALLBACK_QUIET_MS, this.fallbackSince + FALLBACK_MAX_WAIT_MS - now));
+    this.fallbackTimer = setTimeout(() => {
+      this.fallbackTimer = null;
+      this.evaluateFallback();
+    }, wait);
+  }
+
+  private evaluateFallback(): void {
+    if (!adapterActiveAt(this.adapter, location.host, location.pathname)) return;
+    if (assistantMessages(this.doc, this.adapter).length > 0) return;
+    if (isStreaming(this.doc, this.adapter) || this.openStreams.size > 0) {
+      this.scheduleFallback();
+      return;
+    }
+    const found = fallbackCandidates(this.doc, this.adapter, (e) => this.fallbackKnown.has(e));
+    for (const el of found) this.fallbackKnown.add(el);
+    const el = found[found.length - 1];
+    if (!el) return;
+    const blocks = parseToolBlocks(messageText(el, fallbackReader(this.adapter)));
+    const key = replyKey(this.session, -1, `fallback:${blocksKey(blocks)}`);
+    if (this.handled.has(key)) return;
+    this.handled.add(key);
+    void this.dispatch(el, blocks, key, "genericFallback");
+  }
+
   private scheduleUserCheck(): void {
     if (this.added.length > MAX_PENDING_ADDED) this.added = this.added.slice(-MAX_PENDING_ADDED);
     if (this.userCheck !== null) return;
@@ -423,27 +473,32 @@ class Detector {
     await ask({ type: "resetRounds", session: this.session });
   }
 
-  private async dispatch(el: Element, blocks: ParsedBlock[], key: string): Promise<void> {
+  private async dispatch(el: Element, blocks: ParsedBlock[], key: string, provenance?: Provenance): Promise<void> {
     // a message the person just sent must reset the budget before this reply takes a round
     if (this.added.length > 0 || this.userCheck !== null) await this.checkUserTurns();
     const claim = await ask({ type: "claim", key });
     if (claim.type !== "claimed" || !claim.owner) return;
+    const ctx = {
+      doc: this.doc,
+      adapter: this.adapter,
+      settings: this.settings,
+      paused: this.paused,
+      session: this.session,
+      onOwnMessage: (text: string) => this.ownMessages.add(text),
+      ...(provenance ? { provenance } : {}),
+    };
+    const run = new ReplyRun(ctx, el, blocks);
+    // found by the generic fallback: nothing happens until the person's own click says this
+    // is the model's reply (and then ground-link still asks about each call)
+    if (provenance) await run.waitForConfirmation();
     this.ensurePort();
     this.activeRuns++;
     const cfg = await ask({ type: "config" });
-    if (cfg.type === "config") this.paused = cfg.paused;
-    const run = new ReplyRun(
-      {
-        doc: this.doc,
-        adapter: this.adapter,
-        settings: cfg.type === "config" ? cfg.settings : this.settings,
-        paused: this.paused,
-        session: this.session,
-        onOwnMessage: (text) => this.ownMessages.add(text),
-      },
-      el,
-      blocks,
-    );
+    if (cfg.type === "config") {
+      this.paused = cfg.paused;
+      ctx.settings = cfg.settings;
+      ctx.paused = cfg.paused;
+    }
     try {
       await run.start();
     } catch (e) {

@@ -4,7 +4,7 @@
  * (`await`) rather than sent twice; the call id is chosen here, before the first attempt.
  */
 
-import type { CallResult, ContentRequest, FailureKind, Reply, ToolCall } from "../shared/protocol";
+import type { CallResult, ContentRequest, FailureKind, Provenance, Reply, ToolCall } from "../shared/protocol";
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -35,8 +35,9 @@ export type CallOutcome = { ok: true; result: CallResult } | { ok: false; kind: 
  * the model reply the call came from: the bridge runs at most 20 calls of one reply and none
  * after the person denied one, answering the rest `not run` (DESIGN §5.2).
  */
-export async function runCall(callId: string, session: string, replyId: string, call: ToolCall): Promise<CallOutcome> {
-  let reply = await ask({ type: "exec", callId, session, reply: replyId, call });
+export async function runCall(callId: string, session: string, replyId: string, call: ToolCall, provenance?: Provenance): Promise<CallOutcome> {
+  const exec: ContentRequest = { type: "exec", callId, session, reply: replyId, call, ...(provenance ? { provenance } : {}) };
+  let reply = await ask(exec);
   for (let rounds = 0; rounds < 10_000; rounds++) {
     if (reply.type === "result") {
       if (reply.result.status !== "pending") return { ok: true, result: reply.result };
@@ -46,7 +47,7 @@ export async function runCall(callId: string, session: string, replyId: string, 
     if (reply.type === "failed") {
       // the worker died between our exec and the bridge: the bridge never saw the call
       if (reply.kind === "unknownCall") {
-        reply = await ask({ type: "exec", callId, session, reply: replyId, call });
+        reply = await ask(exec);
         if (reply.type === "failed" && reply.kind === "unknownCall") return { ok: false, kind: "bad", message: reply.message };
         continue;
       }

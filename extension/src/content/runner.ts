@@ -12,7 +12,7 @@ import { ask, runCall } from "./messaging";
 import { combineResults, parseErrorResult } from "../shared/format";
 import { t } from "../shared/i18n";
 import type { ParsedBlock } from "../shared/parser";
-import type { ContentSettings, FailureKind, WorkerEvent } from "../shared/protocol";
+import type { ContentSettings, FailureKind, Provenance, WorkerEvent } from "../shared/protocol";
 import type { SiteAdapter } from "../shared/adapters";
 
 export interface ReplyContext {
@@ -23,6 +23,9 @@ export interface ReplyContext {
   session: string;
   /** Called with the text we paste, so the observer knows that user message is ours. */
   onOwnMessage(text: string): void;
+  /** Set when the generic fallback found these calls: the person confirms the reply first, and
+   * the bridge asks about every call (DESIGN §5.1, issue 14 "degrade, don't die"). */
+  provenance?: Provenance;
 }
 
 type Slot =
@@ -78,6 +81,15 @@ export class ReplyRun {
         this.slots.push({ kind: "error", row, formatted: parseErrorResult(b.error, b.message) });
       }
     }
+  }
+
+  /**
+   * A reply found by the generic fallback: its rows wait, and the promise resolves only on the
+   * person's trusted click on "This is the model's reply" (a page script cannot make one).
+   */
+  waitForConfirmation(): Promise<void> {
+    for (const s of this.slots) if (s.kind === "call") this.card.setState(s.row, { kind: "unconfirmed" });
+    return new Promise((resolve) => this.card.askConfirm(resolve));
   }
 
   /** Starts the reply: checks pause and the step budget, then runs the calls. */
@@ -147,7 +159,7 @@ export class ReplyRun {
         this.card.setState(slot.row, { kind: "running" });
         // "waiting for approval" comes from the bridge's events, not from a 202: a 202 only
         // says the call is not over yet (a long command is not waiting for anyone)
-        const out = await runCall(slot.callId, this.ctx.session, this.replyId, call);
+        const out = await runCall(slot.callId, this.ctx.session, this.replyId, call, this.ctx.provenance);
         if (!out.ok) {
           this.card.setState(slot.row, { kind: "error", message: failureText(out.kind, out.message) });
           // a call the bridge never ran gets a fresh id on retry

@@ -6,10 +6,10 @@
 
 // ---- bridge wire types (DESIGN §6): generated from the Rust types, never written here ----
 
-import type { CallResult, Event, ToolCall } from "./gen/bridge";
+import type { CallResult, Event, Provenance, ToolCall } from "./gen/bridge";
 import type { HealthReport } from "./health";
 
-export type { CallRequest, CallResult, CallStatus, Decision, ErrorBody, Health, PendingAnswer, Risk, ToolCall, ToolName, Verdict } from "./gen/bridge";
+export type { CallRequest, CallResult, CallStatus, Decision, ErrorBody, Health, PendingAnswer, Provenance, Risk, ToolCall, ToolName, Verdict } from "./gen/bridge";
 
 /** One `data:` line of `GET /events` (the bridge's `broker::Event`, tagged by `type`). */
 export type BridgeEvent = Event;
@@ -35,13 +35,16 @@ export type CardState =
   | { kind: "error"; message: string; result?: CallResult }
   | { kind: "ignored" }
   | { kind: "parseError"; message: string }
-  | { kind: "paused" };
+  | { kind: "paused" }
+  /** Found by the generic fallback: waits for the person's trusted click ("this is the model's reply"). */
+  | { kind: "unconfirmed" };
 
 // ---- messages: content script -> service worker ----
 
 export type ContentRequest =
   | { type: "config" }
-  | { type: "exec"; callId: string; session: string; reply: string; call: ToolCall }
+  /** `provenance`: set for a call the generic fallback found (the bridge then always asks). */
+  | { type: "exec"; callId: string; session: string; reply: string; call: ToolCall; provenance?: Provenance }
   | { type: "await"; callId: string }
   | { type: "cancel"; callId: string }
   | { type: "claim"; key: string }

@@ -33,6 +33,12 @@ export type CallRequest = {
   args: Record<string, unknown>;
   callId?: string | null;
   name: string;
+  /**
+   * How the extension found this call when not in a reply its site adapter recognised
+   * (bridge only). It can only tighten: a marked call is always asked about (DESIGN §5.1).
+   * An unknown value, or `null`, is refused rather than read as unmarked.
+   */
+  provenance?: Provenance;
   reason?: string | null;
   /**
    * The model reply this call came from (bridge only): at most 20 calls of one reply run,
@@ -126,6 +132,13 @@ export type PendingAnswer = {
   /** Always `"pending"`. */
   status: string;
 };
+
+/**
+ * Where a call was found, when it was not inside a model reply that the chat site's adapter
+ * recognised. There is deliberately no value meaning "trusted": absent is the ordinary case,
+ * and every value here makes the call ask the person, whatever rules, grants or mode say.
+ */
+export type Provenance = "genericFallback";
 
 export type Risk = "safe" | "moderate" | "dangerous";
 

@@ -1,0 +1,64 @@
+// @vitest-environment jsdom
+// The popup's "This page" list (issue 14): the active chat tab's adapter problems as the worker
+// keeps them, one line each, a single "found" line when the check found nothing wrong, and no
+// section at all on a tab without a report.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { HealthReport } from "../src/shared/health";
+
+const HTML = readFileSync(join(process.cwd(), "src", "popup", "popup.html"), "utf8");
+
+async function openPopup(report: HealthReport | null): Promise<{ asked: unknown[] }> {
+  const asked: unknown[] = [];
+  vi.stubGlobal("chrome", {
+    i18n: { getMessage: () => "", getUILanguage: () => "en" },
+    tabs: { query: async () => [{ id: 42 }] },
+    runtime: {
+      sendMessage: async (m: { type: string }) => {
+        asked.push(m);
+        if (m.type === "tabHealth") return { type: "health", report };
+        if (m.type === "status") return { type: "status", connection: null, paused: false };
+        return { type: "ok" };
+      },
+    },
+  });
+  document.documentElement.innerHTML = /<html>([\s\S]*)<\/html>/.exec(HTML)?.[1] ?? "";
+  vi.resetModules();
+  await import("../src/popup/index");
+  document.dispatchEvent(new Event("DOMContentLoaded"));
+  await new Promise((r) => setTimeout(r, 20));
+  return { asked };
+}
+
+const lines = () => Array.from(document.querySelectorAll("#healthLines li")).map((li) => [li.textContent, li.className]);
+
+afterEach(() => vi.unstubAllGlobals());
+
+describe("popup: the active tab's adapter health", () => {
+  it("lists each problem of the tab's site, as a warning", async () => {
+    const { asked } = await openPopup({
+      site: "deepseek",
+      siteName: "DeepSeek",
+      checkedAt: 1,
+      problems: [{ kind: "missing", role: "sendButton" }, { kind: "noStreamingSignal" }],
+    });
+    expect(asked).toContainEqual({ type: "tabHealth", tabId: 42 });
+    expect((document.getElementById("siteHealth") as HTMLElement).hidden).toBe(false);
+    expect(lines()).toEqual([
+      ["DeepSeek: send button not found — using Enter", "warn"],
+      ["DeepSeek: streaming signal not seen — waiting for quiet time", "warn"],
+    ]);
+  });
+
+  it("says the roles were found when nothing is wrong", async () => {
+    await openPopup({ site: "chatgpt", siteName: "ChatGPT", checkedAt: 1, problems: [] });
+    expect(lines()).toEqual([["ChatGPT: replies, input box and send button found", ""]]);
+  });
+
+  it("shows no section on a tab without a report", async () => {
+    await openPopup(null);
+    expect((document.getElementById("siteHealth") as HTMLElement).hidden).toBe(true);
+    expect(lines()).toEqual([]);
+  });
+});
