@@ -76,6 +76,9 @@ pub(crate) struct Jail {
     pub home: Option<PathBuf>,
     /// Physical checks already made during this classification (commands repeat paths).
     memo: RefCell<HashMap<(PathBuf, bool), Option<bool>>>,
+    /// Static words already located from the root during this classification, by text and
+    /// then by whether they glob (`cat src/a.rs | … ; wc -l src/a.rs`).
+    located: RefCell<HashMap<String, [Option<Located>; 2]>>,
 }
 
 impl Jail {
@@ -110,6 +113,7 @@ impl Jail {
             root_real,
             home: home.map(absolute),
             memo: RefCell::new(HashMap::new()),
+            located: RefCell::new(HashMap::new()),
         }
     }
 
@@ -168,6 +172,32 @@ impl Jail {
 
     /// Locates `word` as a path the command reads or writes.
     pub fn locate(&self, word: &Word, cwds: &Cwds) -> Located {
+        // Where a static word points depends only on its text, whether it globs and the
+        // working directories; the usual ones (no `cd`) are remembered.
+        let from_root =
+            !word.dynamic && !cwds.unknown && cwds.dirs.len() == 1 && cwds.dirs[0] == self.root;
+        if !from_root {
+            return self.locate_uncached(word, cwds);
+        }
+        let glob = usize::from(word.glob);
+        let known = self
+            .located
+            .try_borrow()
+            .ok()
+            .and_then(|m| m.get(word.text.as_str()).and_then(|l| l[glob].clone()));
+        if let Some(known) = known {
+            return known;
+        }
+        let located = self.locate_uncached(word, cwds);
+        if let Ok(mut memo) = self.located.try_borrow_mut() {
+            if memo.len() < 512 {
+                memo.entry(word.text.clone()).or_default()[glob] = Some(located.clone());
+            }
+        }
+        located
+    }
+
+    fn locate_uncached(&self, word: &Word, cwds: &Cwds) -> Located {
         let t = word.text.as_str();
         // `<(cmd)` and `>(cmd)` name a pipe to a command that is judged on its own.
         let substituted = word.dynamic

@@ -277,18 +277,15 @@ impl Reader {
             .iter()
             .flat_map(|p| &p.0)
             .chain(s.suffix.iter().flat_map(|p| &p.0));
-        let spans: Vec<SourceSpan> = s
+        let (start, end) = s
             .word_or_name
             .iter()
-            .filter_map(|w| w.loc.clone())
+            .filter_map(|w| w.loc.as_ref().map(|l| (l.start.index, l.end.index)))
             .chain(items.filter_map(item_span))
-            .collect();
-        let (Some(start), Some(end)) = (
-            spans.iter().map(|s| s.start.index).min(),
-            spans.iter().map(|s| s.end.index).max(),
-        ) else {
+            .fold((usize::MAX, 0), |(a, b), (s, e)| (a.min(s), b.max(e)));
+        if start == usize::MAX {
             return s.to_string();
-        };
+        }
         let leading_redirect = s
             .prefix
             .as_ref()
@@ -305,9 +302,11 @@ impl Reader {
             from = start - operator;
         }
         let text = self.slice(from, end);
-        text.trim_start_matches(['&', '|', ' ', '\t'])
-            .trim_end()
-            .to_owned()
+        let trimmed = text.trim_start_matches(['&', '|', ' ', '\t']).trim_end();
+        if trimmed.len() == text.len() {
+            return text;
+        }
+        trimmed.to_owned()
     }
 
     fn list(&mut self, l: &CompoundList, depth: u32) -> Result<(), String> {
@@ -1004,11 +1003,15 @@ impl Reader {
     /// Reads one shell word: the commands hidden in it are collected as parts, and the word
     /// itself comes back with quotes removed and expansions kept as their source text.
     fn word(&mut self, text: &str, depth: u32) -> Result<Word, String> {
-        let mut b = WordBuilder::default();
-        if !text.contains(['$', '`', '\\', '\'', '"', '~', '<', '>', '(']) {
-            b.push_unquoted_raw(text);
-            return Ok(b.finish());
+        if let Some(w) = quoted_at_most_singly(text) {
+            return Ok(w);
         }
+        self.parsed_word(text, depth)
+    }
+
+    /// A word read by brush-parser's word parser.
+    fn parsed_word(&mut self, text: &str, depth: u32) -> Result<Word, String> {
+        let mut b = WordBuilder::default();
         let pieces = word::parse(text, &self.options)
             .map_err(|e| format!("the word `{text}` could not be read: {e}"))?;
         self.pieces(text, &pieces, &mut b, false, depth)?;
@@ -1166,24 +1169,45 @@ impl Reader {
 }
 
 /// Where a prefix or suffix item is, when brush-parser says (for a redirection, its target).
-fn item_span(item: &CommandPrefixOrSuffixItem) -> Option<SourceSpan> {
-    match item {
-        CommandPrefixOrSuffixItem::Word(w) | CommandPrefixOrSuffixItem::AssignmentWord(_, w) => {
-            w.loc.clone()
+/// A word with no expansion, escape or double quote in it, read without the word parser: its
+/// unquoted and single-quoted runs simply alternate (`-n`, `'fn '`, `a'b c'd`).
+fn quoted_at_most_singly(text: &str) -> Option<Word> {
+    if text.contains(['$', '`', '\\', '"', '~', '<', '>', '('])
+        || text.matches('\'').count() % 2 == 1
+    {
+        return None;
+    }
+    let mut b = WordBuilder::default();
+    for (i, run) in text.split('\'').enumerate() {
+        if i % 2 == 1 {
+            b.push_quoted(run);
+        } else if !run.is_empty() {
+            b.push_unquoted_raw(run);
         }
-        CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => Some(sub.loc.clone()),
+    }
+    Some(b.finish())
+}
+
+/// Where an item of a simple command starts and ends (character positions).
+fn item_span(item: &CommandPrefixOrSuffixItem) -> Option<(usize, usize)> {
+    let span = match item {
+        CommandPrefixOrSuffixItem::Word(w) | CommandPrefixOrSuffixItem::AssignmentWord(_, w) => {
+            w.loc.as_ref()
+        }
+        CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => Some(&sub.loc),
         CommandPrefixOrSuffixItem::IoRedirect(r) => match r {
             IoRedirect::File(_, _, IoFileRedirectTarget::Filename(w))
             | IoRedirect::File(_, _, IoFileRedirectTarget::Duplicate(w))
             | IoRedirect::HereString(_, w)
-            | IoRedirect::OutputAndError(w, _) => w.loc.clone(),
+            | IoRedirect::OutputAndError(w, _) => w.loc.as_ref(),
             IoRedirect::File(_, _, IoFileRedirectTarget::ProcessSubstitution(_, sub)) => {
-                Some(sub.loc.clone())
+                Some(&sub.loc)
             }
-            IoRedirect::HereDocument(_, doc) => doc.here_end.loc.clone(),
+            IoRedirect::HereDocument(_, doc) => doc.here_end.loc.as_ref(),
             IoRedirect::File(_, _, IoFileRedirectTarget::Fd(_)) => None,
         },
-    }
+    };
+    span.map(|s| (s.start.index, s.end.index))
 }
 
 /// A word taken literally (no glob, no brace).
@@ -1256,4 +1280,41 @@ fn unescape_backquoted(s: &str, in_double_quotes: bool) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::{Reader, Syntax, options, quoted_at_most_singly};
+
+    fn reader() -> Reader {
+        Reader {
+            out: Syntax::default(),
+            options: options(),
+            src: String::new(),
+            seq: 0,
+            in_function: 0,
+            ascii: true,
+            nest: 0,
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(2000),
+            ..ProptestConfig::default()
+        })]
+
+        /// Words read without the word parser read as the word parser reads them.
+        #[test]
+        fn singly_quoted_words_read_as_the_word_parser_reads_them(
+            text in "[a'{},*?\\[\\] .=!#%-]{0,12}"
+        ) {
+            if let Some(fast) = quoted_at_most_singly(&text) {
+                let slow = reader().parsed_word(&text, 0);
+                prop_assert_eq!(Ok(fast), slow, "{:?}", text);
+            }
+        }
+    }
 }
