@@ -4,8 +4,6 @@ CARGO ?= cargo
 TARGET_DIR := $(abspath $(or $(CARGO_TARGET_DIR),$(CURDIR)/target))
 # A default sandbox folder for `make run`.
 SANDBOX ?= $(HOME)/ground-link-sandbox
-# proptest cases per property in `make test` (kept brief; `make fuzz` runs longer).
-export PROPTEST_CASES ?= 256
 
 .PHONY: run test deps lint unit ext-deps ext-test e2e-extension app-deps app-test e2e-app package bench fuzz install uninstall
 
@@ -69,5 +67,7 @@ bench:
 	@scripts/install-deps.sh core bench
 	scripts/bench.sh
 
+# Every property test at 20,000 cases (each one's own count when PROPTEST_CASES is unset, as in
+# `make test`); the table tests run once alongside.
 fuzz: deps
-	PROPTEST_CASES=20000 $(CARGO) test --release --locked --test main -- proptest
+	PROPTEST_CASES=20000 $(CARGO) test --release --locked --lib --test main

@@ -22,5 +22,7 @@ pub mod protocol;
 pub mod quarantine;
 pub mod reply;
 pub mod supervisor;
+#[doc(hidden)]
+pub mod testing;
 pub mod tools;
 pub mod tsgen;

@@ -387,7 +387,7 @@ fn has_error(src: &str) -> bool {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(ProptestConfig::with_cases(ground_link::testing::proptest_cases(512)))]
 
     #[test]
     fn random_input_never_panics_and_errors_are_not_safe(s in "\\PC{0,200}") {

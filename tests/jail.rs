@@ -409,7 +409,7 @@ fn proptest_resolver_never_admits_an_outside_path() {
         "tests/proptest-regressions/jail.txt",
     );
     let cfg = ProptestConfig {
-        cases: 2000,
+        cases: ground_link::testing::proptest_cases(2000),
         failure_persistence: Some(Box::new(persistence)),
         ..ProptestConfig::default()
     };

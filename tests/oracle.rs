@@ -510,7 +510,7 @@ fn generated() -> impl Strategy<Value = String> {
 proptest! {
     #![proptest_config(ProptestConfig {
         // Each case may start bash twice; `make fuzz` raises the count.
-        cases: std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(256),
+        cases: ground_link::testing::proptest_cases(256),
         failure_persistence: None,
         ..ProptestConfig::default()
     })]

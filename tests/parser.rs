@@ -621,7 +621,7 @@ fn wrap(json: &Value, (style, pretty): (usize, bool)) -> String {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(400))]
+    #![proptest_config(ProptestConfig::with_cases(ground_link::testing::proptest_cases(400)))]
 
     #[test]
     fn arbitrary_text_never_breaks_the_invariants(text in any::<String>()) {

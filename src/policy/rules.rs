@@ -561,7 +561,7 @@ mod tests {
             0usize..3,
         );
         let cfg = ProptestConfig {
-            cases: 300,
+            cases: crate::testing::proptest_cases(300),
             ..ProptestConfig::default()
         };
         proptest!(cfg, |(specs in prop::collection::vec(rule_strategy, 0..12), p in 0..paths.len(), cmd in prop::collection::vec(0..words.len(), 1..3), tool in 0usize..3)| {

@@ -338,15 +338,8 @@ mod tests {
         }
     }
 
-    fn cases() -> u32 {
-        std::env::var("PROPTEST_CASES")
-            .ok()
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(2000)
-    }
-
     proptest! {
-        #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+        #![proptest_config(ProptestConfig::with_cases(crate::testing::proptest_cases(2000)))]
 
         /// Lines of plain words and operators, with the near misses mixed in: wherever the fast
         /// path answers, brush-parser answers the same.

@@ -1301,10 +1301,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig {
-            cases: std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(2000),
-            ..ProptestConfig::default()
-        })]
+        #![proptest_config(ProptestConfig::with_cases(crate::testing::proptest_cases(2000)))]
 
         /// Words read without the word parser read as the word parser reads them.
         #[test]
