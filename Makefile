@@ -5,7 +5,7 @@ TARGET_DIR := $(abspath $(or $(CARGO_TARGET_DIR),$(CURDIR)/target))
 # A default sandbox folder for `make run`.
 SANDBOX ?= $(HOME)/ground-link-sandbox
 
-.PHONY: run test deps lint unit ext-deps ext-test e2e-extension app-deps app-test e2e-app package bench fuzz install uninstall
+.PHONY: run test deps lint unit ext-deps ext-test e2e-extension app-deps app-test e2e-app package screenshots bench fuzz install uninstall
 
 deps:
 	@scripts/install-deps.sh core
@@ -49,6 +49,10 @@ app-test: app-deps
 
 e2e-app: app-deps
 	scripts/app.sh e2e
+
+# Refreshes docs/screenshots/ from the app e2e (make test leaves them alone).
+screenshots: app-deps
+	scripts/app.sh screenshots
 
 package: app-deps
 	scripts/app.sh package

@@ -5,6 +5,7 @@
 #   scripts/app.sh build     the UI (ui/dist) and the app binary (debug)
 #   scripts/app.sh test      UI unit tests (Vitest), type check, clippy, and the app's Rust tests
 #   scripts/app.sh e2e       the real app under Xvfb, driven by tauri-driver + WebKitWebDriver
+#   scripts/app.sh screenshots   the e2e, saving its screenshots into docs/screenshots/
 #   scripts/app.sh package   a .deb (Tauri's bundler) with the app, the CLI, icons, desktop entry
 #   scripts/app.sh run [--dir D]   the app; without a display, `ground-link serve` instead
 #   scripts/app.sh types     regenerate ui/src/gen/types.ts from the Rust types
@@ -59,7 +60,6 @@ e2e() {
   cli_for_tests
   # Build first so the timed part below is the tests alone.
   "$CARGO" test -p ground-link-app --locked --test e2e --no-run
-  mkdir -p docs/screenshots
   export WEBKIT_DISABLE_DMABUF_RENDERER=1
   # A private D-Bus session (single-instance uses it; no Secret Service there, so the token
   # falls back to its file) and a private X server.
@@ -111,9 +111,11 @@ case "$cmd" in
   deps) deps ;;
   build) build ;;
   test) test_app ;;
+  # The e2e run, saving its screenshots over the ones the docs show.
+  screenshots) GL_SCREENSHOTS_DIR="$PWD/docs/screenshots" e2e ;;
   e2e) e2e ;;
   package) package ;;
   run) run "$@" ;;
   types) types ;;
-  *) sed -n '2,12p' "$0"; exit 2 ;;
+  *) sed -n '2,13p' "$0"; exit 2 ;;
 esac

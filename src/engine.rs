@@ -1202,9 +1202,7 @@ fn scope_name(scope: Scope) -> &'static str {
 }
 
 pub fn new_call_id() -> String {
-    let mut b = [0u8; 8];
-    let _ = getrandom::fill(&mut b);
-    format!("c-{}", hex::encode(b))
+    format!("c-{}", crate::random::unique_hex(8))
 }
 
 /// The narrowest useful rule for a scoped allow (DESIGN §5.4): for commands the program and

@@ -69,16 +69,7 @@ fn attr(value: &str) -> String {
 }
 
 fn fresh_id() -> String {
-    let mut b = [0u8; 6];
-    if getrandom::fill(&mut b).is_err() {
-        // Never reuse a fixed id: fall back to the clock, which content cannot predict either.
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        return format!("{:012x}", nanos & 0xffff_ffff_ffff);
-    }
-    hex::encode(b)
+    crate::random::unique_hex(6)
 }
 
 /// The whole `<tool_result>` block. `untrusted` output is wrapped in delimiters; ground-link's

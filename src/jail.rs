@@ -441,8 +441,6 @@ fn split_parent(rel: &str) -> (&str, &str) {
 }
 
 fn random_suffix() -> String {
-    let mut b = [0u8; 6];
     // A collision only makes O_EXCL fail with a clear error; it never overwrites anything.
-    let _ = getrandom::fill(&mut b);
-    hex::encode(b)
+    crate::random::unique_hex(6)
 }

@@ -20,6 +20,7 @@ pub mod prompt;
 pub mod protect;
 pub mod protocol;
 pub mod quarantine;
+pub mod random;
 pub mod reply;
 pub mod supervisor;
 #[doc(hidden)]

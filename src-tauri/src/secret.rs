@@ -66,9 +66,7 @@ fn valid(secret: &str) -> bool {
 }
 
 fn fresh() -> Result<String, TokenError> {
-    let mut b = [0u8; 32];
-    getrandom::fill(&mut b).map_err(|e| TokenError::Random(e.to_string()))?;
-    Ok(hex::encode(b))
+    ground_link::random::hex(32).map_err(|e| TokenError::Random(e.to_string()))
 }
 
 /// Load (or create) the token: keyring first, the file as fallback.

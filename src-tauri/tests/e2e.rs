@@ -3,7 +3,9 @@
 //! D-Bus session and tauri-driver); `cargo test` alone skips it (`#[ignore]`).
 //!
 //! Each scenario gets its own app, sandbox, config and data folders and port. Screenshots go
-//! to `docs/screenshots/`. The run ends with a pass/fail summary line.
+//! to `$GL_SCREENSHOTS_DIR` (`make screenshots` points it at `docs/screenshots/`), else into the
+//! build's own temporary folder, so a test run leaves the checkout clean. The run ends with a
+//! pass/fail summary line.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
@@ -285,7 +287,9 @@ impl World {
             })
             .unwrap_or_default();
         if png.len() > 1000 {
-            let dir = repo().join("docs/screenshots");
+            let dir = std::env::var_os("GL_SCREENSHOTS_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| Path::new(env!("CARGO_TARGET_TMPDIR")).join("screenshots"));
             std::fs::create_dir_all(&dir).unwrap();
             std::fs::write(dir.join(name), png).unwrap();
             return;

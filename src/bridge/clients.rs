@@ -122,9 +122,8 @@ impl Clients {
         if file.clients.iter().any(|c| c.name == name) {
             return Err(ClientError::Exists(name.to_owned()));
         }
-        let mut bytes = [0u8; 32];
-        getrandom::fill(&mut bytes).map_err(|e| ClientError::Random(e.to_string()))?;
-        let secret = format!("{PREFIX}{}", hex::encode(bytes));
+        let secret = crate::random::hex(32).map_err(|e| ClientError::Random(e.to_string()))?;
+        let secret = format!("{PREFIX}{secret}");
         let created = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
             .map(|d| d.as_secs())

@@ -180,9 +180,7 @@ pub fn parse_time(text: &str) -> Result<u64, SignError> {
 
 /// A fresh nonce: 128 random bits, hex.
 pub fn fresh_nonce() -> Result<String, getrandom::Error> {
-    let mut b = [0u8; 16];
-    getrandom::fill(&mut b)?;
-    Ok(hex::encode(b))
+    crate::random::hex(16)
 }
 
 pub fn now_ms() -> u64 {

@@ -72,9 +72,7 @@ pub fn default_location(paths: &ConfigPaths) -> PathBuf {
 }
 
 fn fresh() -> Result<String, TokenError> {
-    let mut b = [0u8; 32];
-    getrandom::fill(&mut b).map_err(|e| TokenError::Random(e.to_string()))?;
-    Ok(hex::encode(b))
+    crate::random::hex(32).map_err(|e| TokenError::Random(e.to_string()))
 }
 
 /// Read the token at `path`, creating it (0600) if missing.

@@ -726,14 +726,12 @@ pub fn write_atomic_plain(path: &Path, bytes: &[u8]) -> Result<(), PolicyError> 
     };
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(err)?;
-    let mut suffix = [0u8; 6];
-    let _ = getrandom::fill(&mut suffix);
     let tmp = dir.join(format!(
         ".{}.tmp-{}",
         path.file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default(),
-        hex::encode(suffix)
+        crate::random::unique_hex(6)
     ));
     let result = (|| {
         use std::io::Write;
