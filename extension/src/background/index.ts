@@ -16,6 +16,8 @@ import { applyPack, PACK_FORMAT, PACK_VERSION } from "../shared/packs";
 import { isHealthReport, reportLines, type HealthReport } from "../shared/health";
 import { parseBridgeUrl, normaliseSettings, type Settings } from "../shared/settings";
 import { chromeLocal } from "../shared/store";
+import { skillsForUrl } from "../shared/skill-store";
+import { dropFrame, dropTab, originPattern, storeFrameReport, syncPageToolScripts } from "./page-tools";
 import {
   EVENTS_PORT,
   type ConnectionState,
@@ -51,7 +53,15 @@ chrome.runtime.onMessage.addListener((msg: Request, sender, sendResponse: (r: Re
   return true;
 });
 
-chrome.tabs.onRemoved.addListener((tabId) => void chrome.storage.session.remove(healthKey(tabId)));
+chrome.tabs.onRemoved.addListener((tabId) => {
+  void chrome.storage.session.remove(healthKey(tabId));
+  void dropTab(tabId);
+});
+
+// a new document in the tab: its frames report their tools afresh as they load
+chrome.tabs.onUpdated.addListener((tabId, info) => {
+  if (info.status === "loading" && info.url !== undefined) void dropTab(tabId);
+});
 
 chrome.runtime.onConnect.addListener((port) => {
   if (port.name !== EVENTS_PORT) return;
@@ -73,6 +83,7 @@ chrome.runtime.onInstalled.addListener(() => {
   void chrome.alarms.create(HEALTH_ALARM, { periodInMinutes: 0.5 });
   void checkHealth();
   void syncOptionalScripts();
+  void syncPageToolScripts(kv);
 });
 
 chrome.runtime.onStartup.addListener(() => {
@@ -81,8 +92,14 @@ chrome.runtime.onStartup.addListener(() => {
   void syncOptionalScripts();
 });
 
-chrome.permissions.onAdded.addListener(() => void syncOptionalScripts());
-chrome.permissions.onRemoved.addListener(() => void syncOptionalScripts());
+chrome.permissions.onAdded.addListener(() => {
+  void syncOptionalScripts();
+  void syncPageToolScripts(kv);
+});
+chrome.permissions.onRemoved.addListener(() => {
+  void syncOptionalScripts();
+  void syncPageToolScripts(kv);
+});
 
 chrome.storage.onChanged.addListener((changes, area) => {
   if (area === "local" && (changes.token || changes.settings)) void checkHealth();
@@ -118,7 +135,7 @@ function isRequest(m: unknown): m is Request {
 }
 
 function isUiRequest(m: Request): m is UiRequest {
-  return ["pair", "unpair", "checkNow", "setPaused", "setBridgeUrl", "tabHealth"].includes(m.type);
+  return ["pair", "unpair", "checkNow", "setPaused", "setBridgeUrl", "tabHealth", "enablePageTools"].includes(m.type);
 }
 
 function fromExtensionPage(sender: chrome.runtime.MessageSender): boolean {
@@ -166,6 +183,35 @@ async function handle(msg: Request, sender: chrome.runtime.MessageSender): Promi
       const s = await loadSettings();
       const overrides = applyPack(s.overrides, { format: PACK_FORMAT, version: PACK_VERSION, sites: { [site.id]: msg.overrides } });
       await kv.set({ settings: { ...s, overrides } });
+      return { type: "ok" };
+    }
+    case "pageTools": {
+      const tabId = sender.tab?.id;
+      if (tabId === undefined || sender.frameId === undefined) return { type: "failed", kind: "bad", message: "page tools are reported by a tab's frame" };
+      await storeFrameReport(tabId, sender.frameId, msg.report);
+      return { type: "ok" };
+    }
+    case "pageToolsGone": {
+      if (sender.tab?.id !== undefined && sender.frameId !== undefined) await dropFrame(sender.tab.id, sender.frameId);
+      return { type: "ok" };
+    }
+    case "skillsFor": {
+      // the frame's own URL as Chrome knows it, not the one the message names
+      const url = sender.url ?? msg.url;
+      return { type: "skills", skills: await skillsForUrl(kv, url) };
+    }
+    case "enablePageTools": {
+      const pattern = originPattern(msg.origin);
+      if (!pattern) return { type: "failed", kind: "bad", message: `page tools work on http(s) sites, not on ${msg.origin}` };
+      if (!(await chrome.permissions.contains({ origins: [pattern] }))) return { type: "failed", kind: "bad", message: `Chrome has not granted ${pattern}; allow it when Chrome asks` };
+      const got = (await kv.get(["webmcpSites"])).webmcpSites;
+      const sites = Array.isArray(got) ? got.filter((x): x is string => typeof x === "string") : [];
+      if (!sites.includes(pattern)) await kv.set({ webmcpSites: [...sites, pattern] });
+      await syncPageToolScripts(kv);
+      // this page is already loaded: start the scripts in it now (the polyfill then sees the
+      // page's tools only if the page registers after this point or through its forms)
+      await chrome.scripting.executeScript({ target: { tabId: msg.tabId, allFrames: true }, files: ["webmcp-main.js"], world: "MAIN" });
+      await chrome.scripting.executeScript({ target: { tabId: msg.tabId, allFrames: true }, files: ["webmcp.js"] });
       return { type: "ok" };
     }
     case "tabHealth": {
