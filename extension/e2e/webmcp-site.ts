@@ -89,7 +89,9 @@ export interface WebmcpSite {
 
 export async function startWebmcpSite(): Promise<WebmcpSite> {
   const server: Server = createServer((req, res) => {
-    const path = new URL(req.url ?? "/", "http://127.0.0.1").pathname;
+    const u = new URL(req.url ?? "/", "http://127.0.0.1");
+    // the "changed site": same URL as the search page, new markup (the skill's health check must fail)
+    const path = u.pathname === "/skills/search.html" && u.searchParams.get("v") === "2" ? "/skills/search-v2.html" : u.pathname;
     const send = (body: string) => {
       res.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" });
       res.end(body);

@@ -137,7 +137,8 @@ for (const native of [true, false]) {
     const r = await callByHand(panel, "leak", {});
     expect(r.state).toBe("done");
     expect(r.raw.length).toBe(64 * 1024);
-    expect(r.status).toContain("1048601");
+    // 1 MiB of B plus the closing delimiter and "tail": the size is reported, the text is cut
+    expect(r.status).toContain(String(1024 * 1024 + "</untrusted-page-content>tail".length));
     expect(r.delimited.match(/<\/untrusted-page-content>/g)?.length).toBe(1);
     expect(r.delimited.endsWith("</untrusted-page-content>")).toBe(true);
     expect(r.delimited).toContain("[truncated to 65536 characters by ground-link]");
@@ -175,7 +176,7 @@ test("skills: the examples register tools on their fixture pages, run, and a cha
   expect(wrong.status).toContain('missing parameter "id"');
 
   // the same skill on the changed page: nothing registered, and the panel says why
-  const { tabId: changedTab } = await openPage("/skills/search-v2.html");
+  const { tabId: changedTab } = await openPage("/skills/search.html?v=2");
   const panel2 = await openPanel(changedTab);
   await panel2.click('nav [data-view="skills"]');
   await panel2.waitForSelector('#skillsHere li[data-skill="local-search"][data-ok="false"]');
