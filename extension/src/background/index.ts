@@ -17,6 +17,8 @@ import { isHealthReport, reportLines, type HealthReport } from "../shared/health
 import { parseBridgeUrl, normaliseSettings, type Settings } from "../shared/settings";
 import { chromeLocal } from "../shared/store";
 import { skillsForUrl } from "../shared/skill-store";
+import { AGENT_PORT, AgentSession, type AgentIn } from "./agent";
+import { keysSet, writeKey } from "./keys";
 import { dropFrame, dropTab, originPattern, storeFrameReport, syncPageToolScripts } from "./page-tools";
 import {
   EVENTS_PORT,
@@ -64,6 +66,20 @@ chrome.tabs.onUpdated.addListener((tabId, info) => {
 });
 
 chrome.runtime.onConnect.addListener((port) => {
+  if (port.name === AGENT_PORT) {
+    // the agent answers only the extension's own panel: a content script's port is closed at once
+    if (!port.sender || !fromExtensionPage(port.sender)) return port.disconnect();
+    const session = new AgentSession(kv, (m) => {
+      try {
+        port.postMessage(m);
+      } catch {
+        // the panel went away mid-turn
+      }
+    });
+    port.onMessage.addListener((m: AgentIn) => session.onMessage(m));
+    port.onDisconnect.addListener(() => session.close());
+    return;
+  }
   if (port.name !== EVENTS_PORT) return;
   ports.add(port);
   port.onDisconnect.addListener(() => {
@@ -135,7 +151,7 @@ function isRequest(m: unknown): m is Request {
 }
 
 function isUiRequest(m: Request): m is UiRequest {
-  return ["pair", "unpair", "checkNow", "setPaused", "setBridgeUrl", "tabHealth", "enablePageTools"].includes(m.type);
+  return ["pair", "unpair", "checkNow", "setPaused", "setBridgeUrl", "tabHealth", "enablePageTools", "setProviderKey", "keyStatus"].includes(m.type);
 }
 
 function fromExtensionPage(sender: chrome.runtime.MessageSender): boolean {
@@ -200,6 +216,15 @@ async function handle(msg: Request, sender: chrome.runtime.MessageSender): Promi
       const url = sender.url ?? msg.url;
       return { type: "skills", skills: await skillsForUrl(kv, url) };
     }
+    case "setProviderKey": {
+      if (typeof msg.key !== "string" || msg.key.length > 500 || /\s/.test(msg.key.trim()) || !["deepseek", "qwen", "glm", "kimi", "openai", "custom"].includes(msg.provider)) {
+        return { type: "failed", kind: "bad", message: "an API key is one word of at most 500 characters, for one of the listed providers" };
+      }
+      await writeKey(kv, msg.provider, msg.key.trim());
+      return { type: "keyStatus", set: await keysSet(kv) };
+    }
+    case "keyStatus":
+      return { type: "keyStatus", set: await keysSet(kv) };
     case "enablePageTools": {
       const pattern = originPattern(msg.origin);
       if (!pattern) return { type: "failed", kind: "bad", message: `page tools work on http(s) sites, not on ${msg.origin}` };

@@ -17,6 +17,7 @@ import { delimitUntrusted, DEFAULT_CALL_TIMEOUT_MS, type FrameReport, type PageT
 import type { TabReply, TabRequest } from "../shared/protocol";
 import { buildForm, parseInput } from "./schema-form";
 import { pageToolsCovered, sitePattern } from "./coverage";
+import { setupChat } from "./chat";
 
 const kv = chromeLocal();
 const EXAMPLES = ["local-search", "local-shop", "local-todo"];
@@ -280,12 +281,13 @@ async function renderLog(): Promise<void> {
 
 function show(view: string): void {
   document.querySelectorAll<HTMLButtonElement>("nav [data-view]").forEach((b) => b.setAttribute("aria-selected", String(b.dataset.view === view)));
-  for (const v of ["tools", "skills", "log"]) $(`view-${v}`).hidden = v !== view;
+  for (const v of ["chat", "tools", "skills", "log"]) $(`view-${v}`).hidden = v !== view;
   if (view === "skills") void renderSkills();
   if (view === "log") void renderLog();
 }
 
 localise(document);
+setupChat(() => tabId);
 document.querySelectorAll<HTMLButtonElement>("nav [data-view]").forEach((b) => b.addEventListener("click", () => show(b.dataset.view ?? "tools")));
 $("refresh").addEventListener("click", () => void relist());
 $("callBtn").addEventListener("click", () => void callSelected());

@@ -12,8 +12,8 @@ export const MAX_LOGGED_RESULT = 4096;
 
 export interface OpLogEntry {
   at: number;
-  /** Who asked: the person with the panel's form (the agent, later, is another value). */
-  by: "hand";
+  /** Who asked: the person with the panel's form, or the side panel agent. */
+  by: "hand" | "agent";
   tabId: number;
   frameId: number;
   origin: string;

@@ -71,7 +71,10 @@ export type UiRequest =
   | { type: "setBridgeUrl"; url: string }
   | { type: "tabHealth"; tabId: number }
   /** Side panel: the person granted this site; run page tools there from now on. */
-  | { type: "enablePageTools"; origin: string; tabId: number };
+  | { type: "enablePageTools"; origin: string; tabId: number }
+  /** Side panel: store (or, with "", forget) a provider's API key; it is never read back. */
+  | { type: "setProviderKey"; provider: import("./providers").ProviderId; key: string }
+  | { type: "keyStatus" };
 
 export type Request = ContentRequest | UiRequest;
 
@@ -88,6 +91,7 @@ export type Reply =
   | { type: "status"; connection: ConnectionState | null; paused: boolean }
   | { type: "health"; report: HealthReport | null }
   | { type: "skills"; skills: import("./skills").Skill[] }
+  | { type: "keyStatus"; set: Record<string, boolean> }
   | { type: "ok" };
 
 /** What a content script may know of the settings: everything but secrets (there are none in Settings). */
