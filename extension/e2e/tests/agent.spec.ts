@@ -34,7 +34,10 @@ async function start(native: boolean): Promise<{ page: Page; panel: Page; tabId:
 
 async function configure(panel: Page, key: string): Promise<void> {
   await panel.click('nav [data-view="chat"]');
-  await panel.click("#agentSettings summary");
+  await panel.evaluate(() => {
+    (document.getElementById("agentSettings") as HTMLDetailsElement).open = true;
+    (document.getElementById("agentSaved") as HTMLElement).textContent = "";
+  });
   await panel.selectOption("#provider", "deepseek");
   await panel.fill("#apiKey", key);
   await panel.click("#agentSave");
