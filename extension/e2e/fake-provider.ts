@@ -59,7 +59,7 @@ export async function startFakeProvider(): Promise<FakeProvider> {
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
       const last = body.messages[body.messages.length - 1];
       const events =
-        last?.role === "tool"
+        last?.role === "tool" || !body.tools
           ? [chunk({ role: "assistant", content: "" }), chunk({ content: "Done: the status " }), chunk({ content: "now says what you asked." }), chunk({}, "stop"), "data: [DONE]\n\n"]
           : [
               chunk({ role: "assistant", content: null, reasoning_content: "The person wants " }),
@@ -84,6 +84,11 @@ export async function startFakeProvider(): Promise<FakeProvider> {
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const addr = server.address();
   state.port = typeof addr === "object" && addr ? addr.port : 0;
-  state.close = () => new Promise<void>((r) => server.close(() => r()));
+  state.close = () =>
+    new Promise<void>((r) => {
+      // Chrome keeps its connection open; end it, or close would wait for it
+      server.closeAllConnections();
+      server.close(() => r());
+    });
   return state;
 }

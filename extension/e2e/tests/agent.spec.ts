@@ -134,7 +134,7 @@ test("the key: neither the page nor a content script can read it, and no message
   expect(await env.sw.evaluate(async () => ((await chrome.storage.local.get("providerKeys")).providerKeys as Record<string, string>).deepseek)).toBe(GOOD_KEY);
 });
 
-test("clear errors: a wrong key, a rate limit with its retry-after", async () => {
+test("clear errors: a wrong key, a rate limit with its retry-after, an unreachable provider", async () => {
   const { panel } = await start(false);
   await configure(panel, "sk-wrong");
   await say(panel, "hello");
@@ -145,4 +145,25 @@ test("clear errors: a wrong key, a rate limit with its retry-after", async () =>
   await say(panel, "hello again");
   await waitFor("the turn to end", async () => (await turnsDone(panel)) === 2);
   expect(await panel.$$eval('#chat [data-kind="error"]', (els) => els.map((e) => e.textContent).join("\n"))).toContain("DeepSeek is rate-limiting this key (429) — retry after 17 s: Rate limit reached");
+  // the provider gone: unreachable, named with its address
+  await provider.close();
+  await say(panel, "are you there?");
+  await waitFor("the turn to end", async () => (await turnsDone(panel)) === 3);
+  expect(await panel.$$eval('#chat [data-kind="error"]', (els) => els.map((e) => e.textContent).join("\n"))).toMatch(/could not reach DeepSeek at https:\/\/api\.deepseek\.com \(.*\); check the base URL and the connection/);
+});
+
+test("a page without tools: the model answers without them, and the panel says so", async () => {
+  site = await startWebmcpSite();
+  provider = await startFakeProvider();
+  env = await launch([], [`MAP api.deepseek.com 127.0.0.1:${provider.port}`]);
+  const page = await env.ctx.newPage();
+  await page.goto(`${site.origin}/blank.html`);
+  const tabId = await env.sw.evaluate(async (u) => (await chrome.tabs.query({ url: u }))[0]?.id ?? -1, `${site.origin}/blank.html`);
+  const panel = await env.ctx.newPage();
+  await panel.goto(`chrome-extension://${EXT_ID}/panel/panel.html?tabId=${tabId}`);
+  await configure(panel, GOOD_KEY);
+  await say(panel, "hello");
+  await waitFor("the turn to end", async () => (await turnsDone(panel)) === 1);
+  expect(await panel.textContent("#chat")).toContain("this page offers no tools; the model answers without them");
+  expect(provider.requests[0]?.body.tools).toBeUndefined();
 });
