@@ -16,6 +16,7 @@ export const TOOLS_PAGE = `<!doctype html>
 <body>
 <h1 id="status">idle</h1>
 <ul id="notes"></ul>
+<iframe src="/frame.html" title="a frame with its own tool"></iframe>
 <form toolname="add_note" tooldescription="Adds a note to the page" toolautosubmit>
   <input name="text" required toolparamdescription="the note's text">
 </form>
@@ -81,6 +82,17 @@ export const HOSTILE_PAGE = `<!doctype html>
 </script>
 </body></html>`;
 
+/** A same-origin frame of the tools page, with a tool of its own (page tools are read in every frame). */
+export const FRAME_PAGE = `<!doctype html><html><head><meta charset="utf-8"></head><body><p id="said">nothing</p><script>
+  document.modelContext.registerTool({
+    name: "frame_echo",
+    description: "Says something inside the frame.",
+    inputSchema: { type: "object", properties: { words: { type: "string" } } },
+    annotations: { readOnlyHint: true },
+    execute: ({ words }) => { document.getElementById("said").textContent = words; return "the frame said " + words; },
+  });
+</script></body></html>`;
+
 export interface WebmcpSite {
   port: number;
   origin: string;
@@ -98,6 +110,7 @@ export async function startWebmcpSite(): Promise<WebmcpSite> {
     };
     if (path === "/tools.html") return send(TOOLS_PAGE);
     if (path === "/hostile.html") return send(HOSTILE_PAGE);
+    if (path === "/frame.html") return send(FRAME_PAGE);
     if (path === "/blank.html") return send("<!doctype html><title>blank</title><p>blank</p>");
     const m = /^\/skills\/([a-z0-9-]+\.html)$/.exec(path);
     if (m?.[1]) {

@@ -29,6 +29,7 @@ async function start(native: boolean): Promise<{ page: Page; panel: Page; tabId:
   const panel = await env.ctx.newPage();
   await panel.goto(`chrome-extension://${EXT_ID}/panel/panel.html?tabId=${tabId}`);
   await panel.waitForSelector('#tools li[data-tool="set_status"]');
+  await panel.waitForSelector('#tools li[data-tool="frame_echo"]');
   return { page, panel, tabId };
 }
 
@@ -79,7 +80,7 @@ for (const native of [false, true]) {
     const first = provider.requests[0]!.body;
     expect(first.model).toBe("deepseek-chat");
     expect(first.tool_choice).toBe("auto");
-    expect(first.tools?.map((t) => t.function.name).sort()).toEqual(["add_note", "get_status", "set_status"]);
+    expect(first.tools?.map((t) => t.function.name).sort()).toEqual(["add_note", "frame_echo", "get_status", "set_status"]);
     expect(first.tools?.[0]?.function.description.startsWith("<untrusted-page-content origin=")).toBe(true);
     const second = provider.requests[1]!.body.messages;
     const assistant = second.find((m) => m.role === "assistant");

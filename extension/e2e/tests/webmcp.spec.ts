@@ -69,8 +69,11 @@ for (const native of [true, false]) {
     const panel = await openPanel(tabId);
     await panel.waitForSelector('#tools li[data-tool="set_status"]');
     await panel.waitForSelector('#tools li[data-tool="add_note"]');
-    expect(await frameApis(env, tabId)).toEqual([path]);
-    expect(await panel.$$eval("#tools li", (els) => els.map((e) => (e as HTMLElement).dataset.tool).sort())).toEqual(["add_note", "get_status", "set_status"]);
+    await panel.waitForSelector('#tools li[data-tool="frame_echo"]');
+    // the top page and its frame each report their own tools
+    expect(await frameApis(env, tabId)).toEqual([path, path]);
+    expect(await panel.$$eval("#tools li", (els) => els.map((e) => (e as HTMLElement).dataset.tool).sort())).toEqual(["add_note", "frame_echo", "get_status", "set_status"]);
+    expect(await panel.$eval('#tools li[data-tool="frame_echo"]', (e) => (e as HTMLElement).dataset.frame)).not.toBe("0");
     // the inspector shows origin, hints and schema
     await panel.click('#tools li[data-tool="get_status"] button.open');
     expect(await panel.textContent("#detailOrigin")).toBe(site.origin);
@@ -99,6 +102,11 @@ for (const native of [true, false]) {
     await panel.waitForSelector("#callStatus.error");
     expect(await panel.textContent("#callStatus")).toContain("The input is not a JSON object");
     expect(await page.textContent("#status")).toBe("changed by the panel");
+
+    // a tool in the frame runs in the frame
+    const echo = await callByHand(panel, "frame_echo", { words: "hello frame" });
+    expect(echo.raw).toBe("the frame said hello frame");
+    expect(await page.frameLocator("iframe").locator("#said").textContent()).toBe("hello frame");
 
     // a tool registered later shows up without a refresh (toolchange)
     const t0 = Date.now();

@@ -27,15 +27,23 @@ export function nativeApi(doc: Document): PageApi | null {
   const mc = (doc as unknown as { modelContext?: NativeModelContext }).modelContext;
   if (!mc || typeof mc.getTools !== "function") return null;
   let last = new Map<string, unknown>();
+  const list = async (): Promise<unknown[]> => {
+    // Chromium's getTools() answers for the whole page: each RegisteredTool names the frame
+    // (`window`) that registered it. Every frame's script reports only its own, so a tool is
+    // listed once and run in the frame that owns it.
+    const all = await mc.getTools();
+    const own = (Array.isArray(all) ? all : []).filter((t) => {
+      const w = (t as { window?: unknown }).window;
+      return w === undefined || w === null || w === doc.defaultView;
+    });
+    last = new Map(own.map((t) => [String((t as { name?: unknown }).name), t]));
+    return own;
+  };
   return {
     kind: "native",
-    list: async () => {
-      const tools = await mc.getTools();
-      last = new Map((Array.isArray(tools) ? tools : []).map((t) => [String((t as { name?: unknown }).name), t]));
-      return tools;
-    },
+    list,
     call: async (name, input, signal) => {
-      if (!last.has(name)) await mc.getTools().then((tools) => (last = new Map(tools.map((t) => [String((t as { name?: unknown }).name), t]))));
+      if (!last.has(name)) await list();
       const tool = last.get(name);
       if (!tool) throw new Error(`the page has no tool named "${name}" (any more)`);
       return mc.executeTool(tool, input, { signal });

@@ -7,7 +7,7 @@
 
 import { t } from "../shared/i18n";
 import { $, worker } from "../shared/ui";
-import { normaliseAgentSettings, parseBaseUrl, PRESETS, type AgentSettings, type ProviderId } from "../shared/providers";
+import { normaliseAgentSettings, parseBaseUrl, PRESETS, type AgentSettings, type ProviderId, type ProviderSwitches } from "../shared/providers";
 import type { ChatMessage } from "../shared/chat-stream";
 import type { AgentIn, AgentOut } from "../background/agent";
 
@@ -104,6 +104,24 @@ function onEvent(m: AgentOut): void {
   }
 }
 
+/** The per-provider switches: a preset fills them in; the person may change them. */
+function showSwitches(sw: ProviderSwitches): void {
+  ($("swToolChoice") as HTMLInputElement).checked = sw.toolChoice;
+  ($("swParallel") as HTMLInputElement).checked = sw.parallelToolCalls;
+  ($("swReplay") as HTMLInputElement).checked = sw.replayReasoning;
+  ($("swThinking") as HTMLSelectElement).value = sw.thinking;
+}
+
+function readSwitches(): ProviderSwitches {
+  const th = ($("swThinking") as HTMLSelectElement).value;
+  return {
+    toolChoice: ($("swToolChoice") as HTMLInputElement).checked,
+    parallelToolCalls: ($("swParallel") as HTMLInputElement).checked,
+    replayReasoning: ($("swReplay") as HTMLInputElement).checked,
+    thinking: th === "thinkingType" || th === "enableThinking" ? th : "none",
+  };
+}
+
 async function loadSettings(): Promise<AgentSettings> {
   return normaliseAgentSettings((await chrome.storage.local.get("agentSettings")).agentSettings);
 }
@@ -123,6 +141,7 @@ async function renderSettings(): Promise<void> {
       if (p) {
         ($("baseUrl") as HTMLInputElement).value = p.baseUrl;
         ($("model") as HTMLInputElement).value = p.model;
+        showSwitches(p.switches);
       }
     });
   }
@@ -130,6 +149,7 @@ async function renderSettings(): Promise<void> {
   ($("baseUrl") as HTMLInputElement).value = s.baseUrl;
   ($("model") as HTMLInputElement).value = s.model;
   ($("thinking") as HTMLInputElement).checked = s.thinking;
+  showSwitches(s.switches);
   ($("confirmMode") as HTMLInputElement).checked = s.mode === "confirm";
   const k = await worker({ type: "keyStatus" });
   $("keyState").textContent = k.type === "keyStatus" && k.set[s.provider] ? t("panelKeySet") : "";
@@ -141,7 +161,7 @@ async function save(): Promise<void> {
   const out = $("agentSaved");
   if (!base.ok) return void (out.textContent = base.message);
   const prev = await loadSettings();
-  const switches = provider === "custom" ? prev.switches : { ...PRESETS[provider].switches };
+  const switches = readSwitches();
   const next: AgentSettings = { ...prev, provider, baseUrl: base.url, model: ($("model") as HTMLInputElement).value.trim() || prev.model, switches, thinking: ($("thinking") as HTMLInputElement).checked, mode: ($("confirmMode") as HTMLInputElement).checked ? "confirm" : "auto" };
   await chrome.storage.local.set({ agentSettings: next });
   const key = ($("apiKey") as HTMLInputElement).value;
