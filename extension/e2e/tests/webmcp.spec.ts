@@ -109,10 +109,22 @@ for (const native of [true, false]) {
     expect(await page.frameLocator("iframe").locator("#said").textContent()).toBe("hello frame");
 
     // a tool registered later shows up without a refresh (toolchange)
-    const t0 = Date.now();
-    await page.evaluate(() => (window as unknown as { addLater: () => Promise<void> }).addLater());
+    // timed inside the browser (page and panel share the machine's clock): from the page's
+    // registerTool to the panel's list showing it, without the test driver's own round trips
+    await panel.evaluate(() => {
+      const w = window as unknown as { __shownAt?: number };
+      new MutationObserver(() => {
+        if (!w.__shownAt && document.querySelector('#tools li[data-tool="late_tool"]')) w.__shownAt = Date.now();
+      }).observe(document.getElementById("tools") as HTMLElement, { childList: true, subtree: true });
+    });
+    const registeredAt = await page.evaluate(() => {
+      const at = Date.now();
+      void (window as unknown as { addLater: () => Promise<void> }).addLater();
+      return at;
+    });
     await panel.waitForSelector('#tools li[data-tool="late_tool"]');
-    console.log(`MEASURE ${path}: registerTool -> panel shows it ${Date.now() - t0} ms (goal ≤ 50 ms; includes a 25 ms debounce)`);
+    const shownAt = await panel.evaluate(() => (window as unknown as { __shownAt: number }).__shownAt);
+    console.log(`MEASURE ${path}: registerTool -> panel shows it ${shownAt - registeredAt} ms (goal ≤ 50 ms; includes a 25 ms debounce)`);
     const rt: number[] = [];
     for (let i = 0; i < 10; i++) rt.push((await callByHand(panel, "get_status", {})).roundTripMs);
     rt.sort((a, b) => a - b);
@@ -204,20 +216,27 @@ test("polyfill install cost on page load", async () => {
   const { page } = await openPage("/blank.html");
   const src = readFileSync(join(EXT_DIR, "webmcp-main.js"), "utf8");
   // the bundle as the browser runs it at document_start, in fresh frames (no polyfill yet)
-  const times = await page.evaluate(async (code) => {
-    const out: number[] = [];
-    for (let i = 0; i < 20; i++) {
-      const f = document.createElement("iframe");
-      document.body.append(f);
-      const w = f.contentWindow as Window & { eval(s: string): unknown };
-      const t0 = performance.now();
-      w.eval(code);
-      out.push(performance.now() - t0);
-      if (!("modelContext" in (w.document as object))) throw new Error("the polyfill did not install");
-      f.remove();
-    }
-    return out.sort((a, b) => a - b);
-  }, src);
-  console.log(`MEASURE polyfill install (webmcp-main.js, ${src.length} bytes unminified): p50 ${times[10]?.toFixed(2)} ms, max ${times[19]?.toFixed(2)} ms (goal ≤ 1 ms)`);
-  expect(times.length).toBe(20);
+  // each run in a fresh frame; the same eval of an empty script is the baseline to take off
+  const measure = (code: string, check: boolean) =>
+    page.evaluate(
+      async ([c, chk]) => {
+        const out: number[] = [];
+        for (let i = 0; i < 21; i++) {
+          const f = document.createElement("iframe");
+          document.body.append(f);
+          const w = f.contentWindow as Window & { eval(s: string): unknown };
+          const t0 = performance.now();
+          w.eval(c as string);
+          out.push(performance.now() - t0);
+          if (chk && !("modelContext" in (w.document as object))) throw new Error("the polyfill did not install");
+          f.remove();
+        }
+        return out.sort((a, b) => a - b);
+      },
+      [code, check] as const,
+    );
+  const times = await measure(src, true);
+  const base = await measure("void 0;", false);
+  console.log(`MEASURE polyfill install (webmcp-main.js, ${src.length} bytes minified): p50 ${times[10]?.toFixed(2)} ms (an empty eval in a fresh frame: ${base[10]?.toFixed(2)} ms), max ${times[20]?.toFixed(2)} ms (goal ≤ 1 ms)`);
+  expect(times.length).toBe(21);
 });
