@@ -176,7 +176,7 @@ for (const native of [true, false]) {
   });
 }
 
-test("skills: the examples register tools on their fixture pages, run, and a changed page's health check fails", async () => {
+test("skills: the examples register tools on their fixture pages and run; export, delete and import from the file; a changed page's health check fails", async () => {
   await start(false);
   const { page: shop, tabId } = await openPage("/skills/shop.html");
   const panel = await openPanel(tabId);
@@ -194,6 +194,25 @@ test("skills: the examples register tools on their fixture pages, run, and a cha
   const wrong = await callByHand(panel, "add_to_cart", { sku: "p3" });
   expect(wrong.state).toBe("failed");
   expect(wrong.status).toContain('missing parameter "id"');
+
+  // export, delete (its tools leave the page), import the exported file (they come back)
+  await panel.click('nav [data-view="skills"]');
+  const [download] = await Promise.all([panel.waitForEvent("download"), panel.click('#skills li[data-skill="local-shop"] button:text("Export")')]);
+  const exportedPath = await download.path();
+  const exported = JSON.parse(readFileSync(exportedPath, "utf8")) as { name: string };
+  expect(exported).toEqual(JSON.parse(readFileSync(join(EXT_DIR, "skills/examples/local-shop.json"), "utf8")));
+  expect(download.suggestedFilename()).toBe("local-shop.json");
+  await panel.click('#skills li[data-skill="local-shop"] button:text("Delete")');
+  await panel.click('nav [data-view="tools"]');
+  await panel.waitForSelector("#noTools:visible");
+  await panel.click('nav [data-view="skills"]');
+  await panel.setInputFiles("#skillFile", exportedPath);
+  await panel.click("#importSkill");
+  await panel.waitForSelector('#skills li[data-skill="local-shop"]');
+  expect(await panel.textContent("#message")).toBe("Imported skill local-shop.");
+  await panel.click('nav [data-view="tools"]');
+  await panel.waitForSelector('#tools li[data-tool="add_to_cart"]');
+  await panel.setInputFiles("#skillFile", []);
 
   // the same skill on the changed page: nothing registered, and the panel says why
   const { tabId: changedTab } = await openPage("/skills/search.html?v=2");
