@@ -101,6 +101,27 @@ describe("the agent loop", () => {
     expect(ran).toEqual([]);
   });
 
+  it("auto mode runs a call that is not read-only without a card, and logs it", async () => {
+    script = [() => calls([["change_it", "{}"]]), () => answer("ok")];
+    const out = await turn("auto", () => true);
+    expect(out.find((m) => m.type === "toolCall")).toMatchObject({ tool: "change_it", confirm: false, why: "auto mode" });
+    expect(ran).toEqual(["change_it"]);
+  });
+
+  it("a turn that runs past its time is stopped, and the panel is told why", async () => {
+    vi.stubGlobal("fetch", (_url: string, init: { signal: AbortSignal }) => new Promise((_, reject) => init.signal.addEventListener("abort", () => reject(new Error("aborted")))));
+    const kv = new MemoryKV();
+    await kv.set({ agentSettings: { ...defaultAgentSettings(), limits: { callsPerTurn: 10, callTimeoutMs: 10_000, turnTimeoutMs: 5000 } }, providerKeys: { deepseek: "sk-x" } });
+    const out: AgentOut[] = [];
+    const started = Date.now();
+    await new Promise<void>((resolve) => {
+      const session = new AgentSession(kv, (m) => (out.push(m), m.type === "turnDone" && resolve()));
+      session.onMessage({ type: "run", tabId: 1, text: "go", history: [] });
+    });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(4900);
+    expect(out.find((m) => m.type === "error")).toEqual({ type: "error", message: "the turn took longer than 5 s and was stopped" });
+  }, 10_000);
+
   it("without a key: a clear message and no request", async () => {
     const out = await turn("auto", () => true, null);
     expect(out.find((m) => m.type === "error")).toEqual({ type: "error", message: "no API key for DeepSeek; enter it in the panel's model settings" });
