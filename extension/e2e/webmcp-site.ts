@@ -44,6 +44,16 @@ export const TOOLS_PAGE = `<!doctype html>
     document.getElementById("notes").append(li);
     if (e.respondWith) e.respondWith(Promise.resolve({ added: text, count: document.querySelectorAll("#notes li").length }));
   });
+  mc.registerTool({
+    name: "slow_wait",
+    description: "Waits five seconds (or until cancelled).",
+    inputSchema: { type: "object", properties: {} },
+    annotations: { readOnlyHint: true },
+    execute: (_input, client) => new Promise((resolve, reject) => {
+      const t = setTimeout(() => resolve("waited"), 5000);
+      client.signal.addEventListener("abort", () => { clearTimeout(t); window.__slowAborted = true; reject(new DOMException("cancelled", "AbortError")); });
+    }),
+  });
   window.addLater = () => mc.registerTool({ name: "late_tool", description: "registered later", execute: () => "late" });
 </script>
 </body></html>`;

@@ -80,7 +80,7 @@ for (const native of [false, true]) {
     const first = provider.requests[0]!.body;
     expect(first.model).toBe("deepseek-chat");
     expect(first.tool_choice).toBe("auto");
-    expect(first.tools?.map((t) => t.function.name).sort()).toEqual(["add_note", "frame_echo", "get_status", "set_status"]);
+    expect(first.tools?.map((t) => t.function.name).sort()).toEqual(["add_note", "frame_echo", "get_status", "set_status", "slow_wait"]);
     expect(first.tools?.[0]?.function.description.startsWith("<untrusted-page-content origin=")).toBe(true);
     const second = provider.requests[1]!.body.messages;
     const assistant = second.find((m) => m.role === "assistant");

@@ -72,7 +72,7 @@ for (const native of [true, false]) {
     await panel.waitForSelector('#tools li[data-tool="frame_echo"]');
     // the top page and its frame each report their own tools
     expect(await frameApis(env, tabId)).toEqual([path, path]);
-    expect(await panel.$$eval("#tools li", (els) => els.map((e) => (e as HTMLElement).dataset.tool).sort())).toEqual(["add_note", "frame_echo", "get_status", "set_status"]);
+    expect(await panel.$$eval("#tools li", (els) => els.map((e) => (e as HTMLElement).dataset.tool).sort())).toEqual(["add_note", "frame_echo", "get_status", "set_status", "slow_wait"]);
     expect(await panel.$eval('#tools li[data-tool="frame_echo"]', (e) => (e as HTMLElement).dataset.frame)).not.toBe("0");
     // the inspector shows origin, hints and schema
     await panel.click('#tools li[data-tool="get_status"] button.open');
@@ -107,6 +107,18 @@ for (const native of [true, false]) {
     const echo = await callByHand(panel, "frame_echo", { words: "hello frame" });
     expect(echo.raw).toBe("the frame said hello frame");
     expect(await page.frameLocator("iframe").locator("#said").textContent()).toBe("hello frame");
+
+    // Cancel reaches the page: the tool's own signal aborts, and the panel says the call was cancelled
+    await panel.click('#tools li[data-tool="slow_wait"] button.open');
+    await panel.fill("#callInput", "{}");
+    await panel.click("#callBtn");
+    await panel.waitForSelector("#cancelBtn:enabled");
+    await page.waitForTimeout(200);
+    await panel.click("#cancelBtn");
+    await panel.waitForSelector('#callStatus[data-state="failed"]');
+    expect(await panel.textContent("#callStatus")).toBe("Failed: cancelled by the person");
+    await waitFor("the page's tool to see the abort", () => page.evaluate(() => (window as unknown as { __slowAborted?: boolean }).__slowAborted === true), 3000);
+    await panel.evaluate(() => delete (document.getElementById("callStatus") as HTMLElement).dataset.state);
 
     // a tool registered later shows up without a refresh (toolchange)
     // timed inside the browser (page and panel share the machine's clock): from the page's

@@ -6,19 +6,31 @@
  */
 
 import type { FrameReport } from "../shared/webmcp";
-import type { KV } from "../shared/store";
+import { Mutex, type KV } from "../shared/store";
 
 export const pageToolsKey = (tabId: number) => `pageTools:${tabId}`;
+
+// Frames report at the same moment (a native toolchange fires in every frame of the page): each
+// read-modify-write of a tab's entry runs alone, or one frame's report would overwrite another's.
+const tabLock = new Mutex();
 const SCRIPT_IDS = { main: "ground-link-webmcp-main", isolated: "ground-link-webmcp" };
 
-export async function storeFrameReport(tabId: number, frameId: number, report: Omit<FrameReport, "frameId">): Promise<void> {
+export function storeFrameReport(tabId: number, frameId: number, report: Omit<FrameReport, "frameId">): Promise<void> {
+  return tabLock.run(() => storeUnlocked(tabId, frameId, report));
+}
+
+async function storeUnlocked(tabId: number, frameId: number, report: Omit<FrameReport, "frameId">): Promise<void> {
   const key = pageToolsKey(tabId);
   const got = ((await chrome.storage.session.get(key))[key] ?? {}) as Record<string, FrameReport>;
   got[String(frameId)] = { ...report, frameId };
   await chrome.storage.session.set({ [key]: got });
 }
 
-export async function dropFrame(tabId: number, frameId: number): Promise<void> {
+export function dropFrame(tabId: number, frameId: number): Promise<void> {
+  return tabLock.run(() => dropUnlocked(tabId, frameId));
+}
+
+async function dropUnlocked(tabId: number, frameId: number): Promise<void> {
   const key = pageToolsKey(tabId);
   const got = ((await chrome.storage.session.get(key))[key] ?? {}) as Record<string, FrameReport>;
   if (!(String(frameId) in got)) return;
@@ -26,8 +38,8 @@ export async function dropFrame(tabId: number, frameId: number): Promise<void> {
   await chrome.storage.session.set({ [key]: got });
 }
 
-export async function dropTab(tabId: number): Promise<void> {
-  await chrome.storage.session.remove(pageToolsKey(tabId));
+export function dropTab(tabId: number): Promise<void> {
+  return tabLock.run(() => chrome.storage.session.remove(pageToolsKey(tabId)));
 }
 
 /** `https://shop.example` → the match pattern the permission and the scripts use. */
