@@ -45,7 +45,7 @@ export interface FakeSite {
   close(): Promise<void>;
 }
 
-function selfSignedCert(): { key: Buffer; cert: Buffer } {
+export function selfSignedCert(): { key: Buffer; cert: Buffer } {
   const dir = mkdtempSync(join(tmpdir(), "gl-e2e-cert-"));
   const key = join(dir, "key.pem");
   const cert = join(dir, "cert.pem");

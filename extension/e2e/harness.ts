@@ -166,7 +166,8 @@ export interface Env {
   close(): Promise<void>;
 }
 
-export async function launch(): Promise<Env> {
+/** `extraArgs`: more Chromium switches (e.g. `--enable-features=WebMCP` for the native page-tools path). */
+export async function launch(extraArgs: string[] = [], extraHostRules: string[] = []): Promise<Env> {
   const site = await startFakeSite();
   const profile = tempDir("profile");
   const ctx = await chromium.launchPersistentContext(profile, {
@@ -184,8 +185,9 @@ export async function launch(): Promise<Env> {
       "--disable-sync",
       `--disable-extensions-except=${EXT_DIR}`,
       `--load-extension=${EXT_DIR}`,
-      `--host-resolver-rules=MAP chat.deepseek.com 127.0.0.1:${site.port}, MAP chatgpt.com 127.0.0.1:${site.port}, MAP claude.ai 127.0.0.1:${site.port}, MAP evil.example 127.0.0.1:${site.port}`,
+      `--host-resolver-rules=MAP chat.deepseek.com 127.0.0.1:${site.port}, MAP chatgpt.com 127.0.0.1:${site.port}, MAP claude.ai 127.0.0.1:${site.port}, MAP evil.example 127.0.0.1:${site.port}${extraHostRules.map((r) => `, ${r}`).join("")}`,
       "--ignore-certificate-errors",
+      ...extraArgs,
     ],
     viewport: { width: 1100, height: 800 },
   });

@@ -18,6 +18,8 @@ const entries = {
   background: "background/index.ts",
   content: "content/index.ts",
   "main-world": "main-world/index.ts",
+  webmcp: "content/webmcp.ts",
+  "panel/panel": "panel/index.ts",
   "popup/popup": "popup/index.ts",
   "options/options": "options/index.ts",
 };
@@ -35,8 +37,27 @@ await build({
   logLevel: "warning",
 });
 
+// The page-tools polyfill runs at document_start on every page load of the sites where page tools
+// are on: minified, so that parsing it stays well under the 1 ms install budget.
+await build({
+  entryPoints: { "webmcp-main": join(src, "main-world/webmcp.ts") },
+  outdir: dist,
+  bundle: true,
+  format: "iife",
+  target: "chrome120",
+  platform: "browser",
+  sourcemap: "linked",
+  minify: true,
+  legalComments: "none",
+  logLevel: "warning",
+});
+
 cpSync(join(src, "popup/popup.html"), join(dist, "popup/popup.html"));
 cpSync(join(src, "options/options.html"), join(dist, "options/options.html"));
+cpSync(join(src, "panel/panel.html"), join(dist, "panel/panel.html"));
+cpSync(join(src, "panel/panel.css"), join(dist, "panel/panel.css"));
+// the example skills and the format's JSON Schema ship with the extension (the panel imports them)
+cpSync(join(root, "skills"), join(dist, "skills"), { recursive: true });
 mkdirSync(join(dist, "shared"), { recursive: true });
 cpSync(join(src, "shared/page.css"), join(dist, "shared/page.css"));
 cpSync(join(src, "_locales"), join(dist, "_locales"), { recursive: true });

@@ -246,7 +246,7 @@ describe("manifest", () => {
     host_permissions: string[];
     optional_host_permissions: string[];
     permissions: string[];
-    content_scripts: { matches: string[]; world?: string }[];
+    content_scripts: { matches: string[]; js: string[]; world?: string }[];
     key: string;
   };
   const hosts = SITE_IDS.flatMap((id) => ADAPTERS[id].hosts).map((h) => `https://${h}/*`);
@@ -255,11 +255,19 @@ describe("manifest", () => {
     expect([...manifest.host_permissions].sort()).toEqual([...hosts, "http://127.0.0.1/*", "http://localhost/*"].sort());
   });
   it("injects into exactly the adapters' hosts; x.com is optional, never injected by the manifest", () => {
-    for (const cs of manifest.content_scripts) expect([...cs.matches].sort()).toEqual([...hosts].sort());
-    expect(manifest.optional_host_permissions).toEqual(["https://x.com/*"]);
+    const chat = manifest.content_scripts.filter((cs) => !cs.js.some((f: string) => f.startsWith("webmcp")));
+    expect(chat.length).toBe(2);
+    for (const cs of chat) expect([...cs.matches].sort()).toEqual([...hosts].sort());
+    // page tools (issue 13): the chat sites plus local development origins (any port), nothing else
+    const pageTools = manifest.content_scripts.filter((cs) => cs.js.some((f: string) => f.startsWith("webmcp")));
+    expect(pageTools.map((cs) => cs.js[0]).sort()).toEqual(["webmcp-main.js", "webmcp.js"]);
+    for (const cs of pageTools) expect([...cs.matches].sort()).toEqual([...hosts, "http://127.0.0.1/*", "http://localhost/*"].sort());
+    // any other site only when the person grants it from the side panel: optional, never at install
+    expect(manifest.optional_host_permissions).toEqual(["https://x.com/*", "https://*/*", "http://*/*"]);
     // `scripting` only registers the content script on x.com once the person granted it
-    expect(manifest.permissions).toEqual(["storage", "alarms", "scripting"]);
+    expect(manifest.permissions).toEqual(["storage", "alarms", "scripting", "sidePanel"]);
     expect(manifest.host_permissions).not.toContain("https://x.com/*");
+    expect(manifest.host_permissions.some((h: string) => h.includes("*://") || h.startsWith("https://*") || h === "<all_urls>")).toBe(false);
     expect(manifest.content_scripts.some((cs) => cs.world === "MAIN")).toBe(true);
   });
   it("fixes the extension id with its key", async () => {

@@ -18,6 +18,10 @@ import { isHealthReport, reportLines, type HealthReport } from "../shared/health
 import { parseBridgeUrl, normaliseSettings, type Settings } from "../shared/settings";
 import { chromeLocal, type KV } from "../shared/store";
 import { HealthRelay } from "../shared/healthrelay";
+import { skillsForUrl } from "../shared/skill-store";
+import { AGENT_PORT, AgentSession, type AgentIn } from "./agent";
+import { keysSet, writeKey } from "./keys";
+import { dropFrame, dropTab, originPattern, storeFrameReport, syncPageToolScripts } from "./page-tools";
 import {
   EVENTS_PORT,
   type ConnectionState,
@@ -53,9 +57,31 @@ chrome.runtime.onMessage.addListener((msg: Request, sender, sendResponse: (r: Re
   return true;
 });
 
-chrome.tabs.onRemoved.addListener((tabId) => void chrome.storage.session.remove(healthKey(tabId)));
+chrome.tabs.onRemoved.addListener((tabId) => {
+  void chrome.storage.session.remove(healthKey(tabId));
+  void dropTab(tabId);
+});
+
+// a new document in the tab: its frames report their tools afresh as they load
+chrome.tabs.onUpdated.addListener((tabId, info) => {
+  if (info.status === "loading" && info.url !== undefined) void dropTab(tabId);
+});
 
 chrome.runtime.onConnect.addListener((port) => {
+  if (port.name === AGENT_PORT) {
+    // the agent answers only the extension's own panel: a content script's port is closed at once
+    if (!port.sender || !fromExtensionPage(port.sender)) return port.disconnect();
+    const session = new AgentSession(kv, (m) => {
+      try {
+        port.postMessage(m);
+      } catch {
+        // the panel went away mid-turn
+      }
+    });
+    port.onMessage.addListener((m: AgentIn) => session.onMessage(m));
+    port.onDisconnect.addListener(() => session.close());
+    return;
+  }
   if (port.name !== EVENTS_PORT) return;
   ports.add(port);
   port.onDisconnect.addListener(() => {
@@ -75,6 +101,7 @@ chrome.runtime.onInstalled.addListener(() => {
   void chrome.alarms.create(HEALTH_ALARM, { periodInMinutes: 0.5 });
   void checkHealth();
   void syncOptionalScripts();
+  void syncPageToolScripts(kv);
 });
 
 chrome.runtime.onStartup.addListener(() => {
@@ -83,8 +110,14 @@ chrome.runtime.onStartup.addListener(() => {
   void syncOptionalScripts();
 });
 
-chrome.permissions.onAdded.addListener(() => void syncOptionalScripts());
-chrome.permissions.onRemoved.addListener(() => void syncOptionalScripts());
+chrome.permissions.onAdded.addListener(() => {
+  void syncOptionalScripts();
+  void syncPageToolScripts(kv);
+});
+chrome.permissions.onRemoved.addListener(() => {
+  void syncOptionalScripts();
+  void syncPageToolScripts(kv);
+});
 
 chrome.storage.onChanged.addListener((changes, area) => {
   if (area === "local" && (changes.token || changes.settings)) void checkHealth();
@@ -103,7 +136,7 @@ function isRequest(m: unknown): m is Request {
 }
 
 function isUiRequest(m: Request): m is UiRequest {
-  return ["pair", "unpair", "checkNow", "setPaused", "setBridgeUrl", "tabHealth"].includes(m.type);
+  return ["pair", "unpair", "checkNow", "setPaused", "setBridgeUrl", "tabHealth", "enablePageTools", "setProviderKey", "keyStatus"].includes(m.type);
 }
 
 function fromExtensionPage(sender: chrome.runtime.MessageSender): boolean {
@@ -151,6 +184,44 @@ async function handle(msg: Request, sender: chrome.runtime.MessageSender): Promi
       const s = await loadSettings();
       const overrides = applyPack(s.overrides, { format: PACK_FORMAT, version: PACK_VERSION, sites: { [site.id]: msg.overrides } });
       await kv.set({ settings: { ...s, overrides } });
+      return { type: "ok" };
+    }
+    case "pageTools": {
+      const tabId = sender.tab?.id;
+      if (tabId === undefined || sender.frameId === undefined) return { type: "failed", kind: "bad", message: "page tools are reported by a tab's frame" };
+      await storeFrameReport(tabId, sender.frameId, msg.report);
+      return { type: "ok" };
+    }
+    case "pageToolsGone": {
+      if (sender.tab?.id !== undefined && sender.frameId !== undefined) await dropFrame(sender.tab.id, sender.frameId);
+      return { type: "ok" };
+    }
+    case "skillsFor": {
+      // the frame's own URL as Chrome knows it, not the one the message names
+      const url = sender.url ?? msg.url;
+      return { type: "skills", skills: await skillsForUrl(kv, url) };
+    }
+    case "setProviderKey": {
+      if (typeof msg.key !== "string" || msg.key.length > 500 || /\s/.test(msg.key.trim()) || !["deepseek", "qwen", "glm", "kimi", "openai", "custom"].includes(msg.provider)) {
+        return { type: "failed", kind: "bad", message: "an API key is one word of at most 500 characters, for one of the listed providers" };
+      }
+      await writeKey(kv, msg.provider, msg.key.trim());
+      return { type: "keyStatus", set: await keysSet(kv) };
+    }
+    case "keyStatus":
+      return { type: "keyStatus", set: await keysSet(kv) };
+    case "enablePageTools": {
+      const pattern = originPattern(msg.origin);
+      if (!pattern) return { type: "failed", kind: "bad", message: `page tools work on http(s) sites, not on ${msg.origin}` };
+      if (!(await chrome.permissions.contains({ origins: [pattern] }))) return { type: "failed", kind: "bad", message: `Chrome has not granted ${pattern}; allow it when Chrome asks` };
+      const got = (await kv.get(["webmcpSites"])).webmcpSites;
+      const sites = Array.isArray(got) ? got.filter((x): x is string => typeof x === "string") : [];
+      if (!sites.includes(pattern)) await kv.set({ webmcpSites: [...sites, pattern] });
+      await syncPageToolScripts(kv);
+      // this page is already loaded: start the scripts in it now (the polyfill then sees the
+      // page's tools only if the page registers after this point or through its forms)
+      await chrome.scripting.executeScript({ target: { tabId: msg.tabId, allFrames: true }, files: ["webmcp-main.js"], world: "MAIN" });
+      await chrome.scripting.executeScript({ target: { tabId: msg.tabId, allFrames: true }, files: ["webmcp.js"] });
       return { type: "ok" };
     }
     case "tabHealth": {

@@ -77,6 +77,14 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   $("pause").addEventListener("click", () => void worker({ type: "setPaused", paused: !paused }).then(render));
   $("options").addEventListener("click", () => void chrome.runtime.openOptionsPage());
+  // the page tools panel of this window (the popup's click is the gesture Chrome asks for)
+  $("sidePanel").addEventListener("click", () => {
+    void (async () => {
+      const tab = await activeChatTab();
+      if (tab?.windowId !== undefined) await chrome.sidePanel.open({ windowId: tab.windowId });
+      window.close();
+    })();
+  });
   $("fixSite").addEventListener("click", () => {
     void (async () => {
       const tab = await activeChatTab();

@@ -56,7 +56,13 @@ export type ContentRequest =
   /** A selector override the person made with the picker on this site (trusted clicks only). */
   | { type: "saveOverrides"; site: string; overrides: import("./adapters").SelectorOverrides }
   /** The page's adapter health check (shown in the popup and badge, passed on to the bridge). */
-  | { type: "health"; report: HealthReport };
+  | { type: "health"; report: HealthReport }
+  /** A frame's page tools (WebMCP and skills), sanitised; the worker stamps tab and frame. */
+  | { type: "pageTools"; report: Omit<import("./webmcp").FrameReport, "frameId"> }
+  /** The frame is going away (page hidden): its tools are gone. */
+  | { type: "pageToolsGone" }
+  /** The valid, enabled skills whose `match` covers this URL. */
+  | { type: "skillsFor"; url: string };
 
 // ---- messages: popup/options -> service worker ----
 
@@ -66,7 +72,12 @@ export type UiRequest =
   | { type: "checkNow" }
   | { type: "setPaused"; paused: boolean }
   | { type: "setBridgeUrl"; url: string }
-  | { type: "tabHealth"; tabId: number };
+  | { type: "tabHealth"; tabId: number }
+  /** Side panel: the person granted this site; run page tools there from now on. */
+  | { type: "enablePageTools"; origin: string; tabId: number }
+  /** Side panel: store (or, with "", forget) a provider's API key; it is never read back. */
+  | { type: "setProviderKey"; provider: import("./providers").ProviderId; key: string }
+  | { type: "keyStatus" };
 
 export type Request = ContentRequest | UiRequest;
 
@@ -82,6 +93,8 @@ export type Reply =
   | { type: "prompt"; text: string }
   | { type: "status"; connection: ConnectionState | null; paused: boolean }
   | { type: "health"; report: HealthReport | null }
+  | { type: "skills"; skills: import("./skills").Skill[] }
+  | { type: "keyStatus"; set: Record<string, boolean> }
   | { type: "ok" };
 
 /** What a content script may know of the settings: everything but secrets (there are none in Settings). */
@@ -94,9 +107,16 @@ export type TabRequest =
   /** "Fix this site": start the element picker on the page. */
   | { type: "startPicker" }
   /** An adapter pack's turn selectors, checked against this page's turns before an import. */
-  | { type: "checkSelectors"; site: string; assistantMessage: string[]; userMessage: string[] };
+  | { type: "checkSelectors"; site: string; assistantMessage: string[]; userMessage: string[] }
+  /** Side panel -> a frame's page-tools script: list again (skills reloaded) and report. */
+  | { type: "webmcpList" }
+  /** Side panel -> a frame: run one page tool by name with a deadline. */
+  | { type: "webmcpCall"; callId: string; name: string; input: unknown; timeoutMs: number }
+  | { type: "webmcpCancel"; callId: string };
 export type TabReply =
   | { type: "ok" }
+  | { type: "pageTools"; report: Omit<import("./webmcp").FrameReport, "frameId"> }
+  | { type: "callOutcome"; outcome: import("./webmcp").CallOutcome }
   | { type: "failed"; message: string }
   | { type: "selectorCheck"; site: string; assistantMatches: number; userTurns: number; overlapping: number };
 

@@ -1,0 +1,51 @@
+/**
+ * Page tool names as every LLM API accepts them (`^[A-Za-z0-9_-]{1,64}$`), with a table back to
+ * (frame, origin, name). A page's name may use `.` or be 128 long, and two frames may both offer
+ * `search`; the mapped name stays readable where it can and gets a short hash where it must.
+ */
+
+export const API_NAME_RE = /^[A-Za-z0-9_-]{1,64}$/;
+
+export interface ToolRef {
+  frameId: number;
+  origin: string;
+  name: string;
+}
+
+/** FNV-1a, 32 bits, as 6 base-36 digits: short, stable, not a security boundary. */
+function shortHash(s: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h.toString(36).padStart(7, "0").slice(-6);
+}
+
+export class NameTable {
+  private readonly byApi = new Map<string, ToolRef>();
+
+  /** Maps each tool; the first tool keeps the plain name when it is valid and free. */
+  constructor(tools: ToolRef[]) {
+    for (const t of tools) {
+      const plain = t.name.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64) || "tool";
+      let api = plain === t.name && !this.byApi.has(plain) ? plain : `${plain.slice(0, 56)}_${shortHash(`${t.frameId}|${t.origin}|${t.name}`)}`;
+      // a hash collision (or a page naming its tool like our mapped one): count up until free
+      for (let n = 2; this.byApi.has(api); n++) api = `${plain.slice(0, 52)}_${shortHash(`${t.frameId}|${t.origin}|${t.name}|${n}`)}_${n}`.slice(0, 64);
+      this.byApi.set(api, t);
+    }
+  }
+
+  resolve(api: string): ToolRef | undefined {
+    return this.byApi.get(api);
+  }
+
+  apiName(ref: ToolRef): string | undefined {
+    for (const [api, r] of this.byApi) if (r.frameId === ref.frameId && r.origin === ref.origin && r.name === ref.name) return api;
+    return undefined;
+  }
+
+  entries(): [string, ToolRef][] {
+    return [...this.byApi.entries()];
+  }
+}
