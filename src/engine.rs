@@ -567,7 +567,6 @@ impl Engine {
             };
             if let Err(e) = audit.append(&entry) {
                 tracing::error!("audit log append failed: {e}");
-                eprintln!("ground-link: audit log append failed: {e}");
             }
         }
         CallResult {

@@ -12,6 +12,7 @@ pub mod format;
 pub mod hooks;
 pub mod isolate;
 pub mod jail;
+pub mod logging;
 pub mod native_host;
 pub mod parser;
 pub mod paths;

@@ -231,6 +231,7 @@ fn main() -> ExitCode {
         );
         return ExitCode::from(2);
     }
+    ground_link::logging::to_stderr();
     // Chrome starts the host named in a native-messaging manifest with the caller origin as
     // its only argument (and no subcommand), so that form is recognised before clap sees it.
     if let Some(origin) = std::env::args()

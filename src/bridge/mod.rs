@@ -532,11 +532,11 @@ async fn sign_answer(bridge: &Bridge, nonce: &str, res: Response) -> Response {
 async fn guard(State(bridge): State<Arc<Bridge>>, req: Request, next: Next) -> Response {
     let headers = req.headers();
     if !host_ok(headers, bridge.port) {
-        tracing::warn!(host = ?headers.get(header::HOST), "refused: bad Host");
-        eprintln!(
-            "ground-link: 403 refused {} {}: bad Host header",
+        tracing::warn!(
+            "403 refused {} {}: bad Host header {:?}",
             req.method(),
-            req.uri().path()
+            req.uri().path(),
+            headers.get(header::HOST)
         );
         return error(
             StatusCode::FORBIDDEN,
@@ -548,8 +548,8 @@ async fn guard(State(bridge): State<Arc<Bridge>>, req: Request, next: Next) -> R
         Some(Ok(o)) if extension_origin(o) => Some(o.to_string()),
         Some(o) => {
             let shown = o.unwrap_or("<not text>").to_string();
-            eprintln!(
-                "ground-link: 403 refused {} {} from origin {shown}",
+            tracing::warn!(
+                "403 refused {} {} from origin {shown}",
                 req.method(),
                 req.uri().path()
             );
@@ -563,8 +563,8 @@ async fn guard(State(bridge): State<Arc<Bridge>>, req: Request, next: Next) -> R
         match verify_signed(&bridge, req).await {
             Ok((req, nonce)) => (req, Some(nonce)),
             Err(res) => {
-                eprintln!(
-                    "ground-link: {} refused a signed request that did not verify",
+                tracing::warn!(
+                    "{} refused a signed request that did not verify",
                     res.status().as_u16()
                 );
                 return res;

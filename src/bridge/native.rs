@@ -294,7 +294,7 @@ pub fn listen(bridge: Arc<Bridge>, path: &Path) -> Result<NativeListener, Native
                     tokio::spawn(connection(Arc::clone(&bridge), stream));
                 }
                 Err(e) => {
-                    eprintln!("ground-link: native-messaging socket: {e}");
+                    tracing::warn!("native-messaging socket: {e}");
                     tokio::time::sleep(Duration::from_millis(100)).await;
                 }
             }
@@ -317,7 +317,7 @@ async fn connection(bridge: Arc<Bridge>, mut stream: tokio::net::UnixStream) {
             Ok(u) => format!("uid {u}"),
             Err(e) => format!("an unknown user ({e})"),
         };
-        eprintln!("ground-link: refused a native-messaging connection from {who}");
+        tracing::warn!("refused a native-messaging connection from {who}");
         let _ = write_frame_async(
             &mut stream,
             &error_bytes(

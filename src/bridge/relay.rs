@@ -71,7 +71,7 @@ impl Relay {
                      the token was not sent. Stop that program, or run ground-link on another \
                      port and pass --port"
                 );
-                eprintln!("ground-link mcp: {why}");
+                tracing::error!("ground-link mcp: {why}");
                 return Err(McpError::new(ErrorCode::INTERNAL_ERROR, why, None));
             }
             None => {}
@@ -94,7 +94,7 @@ impl Relay {
                      (`ground-link token add <name>`)",
                     self.target.port
                 );
-                eprintln!("ground-link mcp: {why}");
+                tracing::error!("ground-link mcp: {why}");
                 Err(McpError::new(ErrorCode::INTERNAL_ERROR, why, None))
             }
         }
@@ -105,7 +105,7 @@ impl Relay {
     async fn failed(&self, e: impl std::fmt::Display) -> McpError {
         self.upstream.lock().await.take();
         let why = format!("ground-link's bridge failed the request: {e}");
-        eprintln!("ground-link mcp: {why}");
+        tracing::error!("ground-link mcp: {why}");
         McpError::new(ErrorCode::INTERNAL_ERROR, why, None)
     }
 }

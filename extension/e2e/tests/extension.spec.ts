@@ -302,7 +302,7 @@ test("a hostile page on another origin is refused by the bridge", async () => {
   // the bridge itself answered 403 (not only a browser-side block)
   expect(statuses.some((s) => / 403$/.test(s))).toBe(true);
   // …and said so in its own log, naming the page's origin
-  expect(bridge.log().slice(logBefore)).toContain("ground-link: 403 refused POST /exec from origin https://evil.example");
+  expect(bridge.log().slice(logBefore)).toContain("403 refused POST /exec from origin https://evil.example");
 });
 
 test("an approval that takes longer than 30 s still delivers its result", async () => {
