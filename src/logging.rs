@@ -3,6 +3,8 @@
 //! standard error; the tray app to a file of its own (see the app's `logging`). The level comes
 //! from `GROUND_LINK_LOG` (an `EnvFilter` such as `info` or `ground_link=debug`), else `warn`.
 
+use std::path::PathBuf;
+
 use tracing_subscriber::EnvFilter;
 
 /// The environment variable that sets what is logged.
@@ -19,6 +21,12 @@ pub fn filter() -> EnvFilter {
             EnvFilter::new("warn")
         }),
     }
+}
+
+/// Where the tray app keeps its diagnostic log: `$XDG_STATE_HOME/ground-link`
+/// (`~/.local/state/ground-link`). Own state: no tool reads or writes it.
+pub fn log_dir() -> Option<PathBuf> {
+    dirs::state_dir().map(|d| d.join("ground-link"))
 }
 
 /// Sends events to standard error, one line each, without colour or timestamps (a terminal or

@@ -541,6 +541,10 @@ fn own_state(paths: &ConfigPaths) -> Vec<PathBuf> {
     if let Ok(dir) = crate::bridge::native::socket_dir() {
         out.push(dir);
     }
+    // The app's diagnostic log: what went wrong, with paths and client names in it.
+    if let Some(dir) = crate::logging::log_dir() {
+        out.push(dir);
+    }
     out
 }
 
@@ -701,6 +705,8 @@ mod tests {
         let paths = ConfigPaths::under(Path::new("/nonexistent-gl-base"));
         let dir = crate::bridge::native::socket_dir().unwrap();
         assert!(own_state(&paths).contains(&dir), "{dir:?}");
+        let log = crate::logging::log_dir().unwrap();
+        assert!(own_state(&paths).contains(&log), "{log:?}");
     }
 
     #[test]

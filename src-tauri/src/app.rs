@@ -125,6 +125,9 @@ impl App {
             global_rules: paths.global_rules().display().to_string(),
             managed_rules: paths.managed.display().to_string(),
             audit_dir: paths.audit_dir().display().to_string(),
+            log_dir: ground_link::logging::log_dir()
+                .map(|d| d.display().to_string())
+                .unwrap_or_default(),
             version: env!("CARGO_PKG_VERSION").to_string(),
         }
     }

@@ -52,6 +52,8 @@ pub struct SettingsView {
     pub global_rules: String,
     pub managed_rules: String,
     pub audit_dir: String,
+    /// The folder of the app's diagnostic log (empty when there is none).
+    pub log_dir: String,
     pub version: String,
 }
 

@@ -7,6 +7,7 @@ pub mod approver;
 pub mod audit_view;
 pub mod commands;
 pub mod host;
+pub mod log;
 pub mod secret;
 pub mod settings;
 pub mod tray;
@@ -287,6 +288,7 @@ pub fn run(started: Instant) {
             std::process::exit(2);
         }
     };
+    log::to_file();
     let result = tauri::Builder::default()
         .plugin(tauri_plugin_single_instance::init(|app, _argv, _cwd| {
             if let Some(state) = app.try_state::<Arc<App>>() {

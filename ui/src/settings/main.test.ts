@@ -21,7 +21,7 @@ vi.mock("@tauri-apps/api/core", () => ({
 
 // What the engine and the files say: made-up tokens, so that any English on the page is the UI's.
 const DATA = [
-  "/srv/sb", "/cfg/gl/permissions.json", "/etc/gl/managed.json", "/data/gl/log", "0.1.0", "landlock", "W-home",
+  "/srv/sb", "/cfg/gl/permissions.json", "/etc/gl/managed.json", "/data/gl/log", "/state/gl", "0.1.0", "landlock", "W-home",
   "E-parse", "h-lint", "./lint.sh", "h-fmt", "./fmt.sh", "no-curl", "curl", "D-net", "Bash(git push *)",
   "S-hook", "R-engine", "E-trust", "K-keyring", "W-keyring", "chrome-extension://abc", "S-chain",
   '{"command":"curl x"}', "c-1", "chat.example/c/1", "2024-01-01T00:00:00Z", "E-load",
@@ -36,7 +36,7 @@ const APPROVAL_ONLY = [
 
 function settingsView(): SettingsView {
   return {
-    auditDir: "/data/gl/log", globalRules: "/cfg/gl/permissions.json", managedRules: "/etc/gl/managed.json", version: "0.1.0",
+    auditDir: "/data/gl/log", logDir: "/state/gl", globalRules: "/cfg/gl/permissions.json", managedRules: "/etc/gl/managed.json", version: "0.1.0",
     settings: {
       autostart: false, root: "/srv/sb",
       core: { approvalTimeoutSec: 120, auditMaxAgeDays: 30, auditMaxTotalMb: 100, execTimeoutMaxSec: 600, language: lang, mode: "ask", port: 8787, sandbox: "workspace-write" },
@@ -236,6 +236,7 @@ describe("the settings window's language", () => {
     await load("en");
     const seen = await walk();
     expect(document.documentElement.lang).toBe("en");
+    expect(seen.some((s) => s.includes("diagnostic log: /state/gl"))).toBe(true);
     // The walk reaches every text of this window, so the zh test above checks them all.
     const { TEXTS } = await import("../i18n");
     const unseen = Object.entries(TEXTS.en).filter(([, v]) => !v.split(/\{\w+\}/).every((p) => seen.some((s) => s.includes(p.trim())))).map(([k]) => k);

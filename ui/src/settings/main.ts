@@ -69,7 +69,7 @@ function renderGeneral(el: HTMLElement): void {
     row(t("autostartLabel"), h("input", { id: "autostart", type: "checkbox", checked: s.autostart })),
     h("div", { class: "actions" }, h("button", { id: "settings-save", type: "button", class: "btn allow", text: t("save"), onclick: () => void saveGeneral() })),
     h("p", { id: "settings-msg" }),
-    h("p", { class: "muted", text: t("whereThings", { global: view.globalRules, managed: view.managedRules, audit: view.auditDir, version: view.version }) }),
+    h("p", { class: "muted", text: t("whereThings", { global: view.globalRules, managed: view.managedRules, audit: view.auditDir, log: view.logDir, version: view.version }) }),
   );
   const rootInput = byId<HTMLInputElement>("root-input");
   rootInput.addEventListener("input", () => void checkRoot());
