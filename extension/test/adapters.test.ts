@@ -258,7 +258,8 @@ describe("manifest", () => {
     for (const cs of manifest.content_scripts) expect([...cs.matches].sort()).toEqual([...hosts].sort());
     expect(manifest.optional_host_permissions).toEqual(["https://x.com/*"]);
     // `scripting` only registers the content script on x.com once the person granted it
-    expect(manifest.permissions).toEqual(["storage", "alarms", "scripting"]);
+    // `nativeMessaging`: the link to `ground-link native-host` (pairing without a pasted token)
+    expect(manifest.permissions).toEqual(["storage", "alarms", "scripting", "nativeMessaging"]);
     expect(manifest.host_permissions).not.toContain("https://x.com/*");
     expect(manifest.content_scripts.some((cs) => cs.world === "MAIN")).toBe(true);
   });
