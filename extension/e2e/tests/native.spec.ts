@@ -115,7 +115,7 @@ test("native messaging: with no host manifest the popup says so and gives the in
   await expect(popup.locator("#nativeMissing")).toContainText("not installed");
 });
 
-test("native messaging: a killed host is reconnected and the next call through it works", async () => {
+test("native messaging: a host killed mid-call fails that call clearly, is reconnected, and the next call works", async () => {
   const bin = needBin();
   const runtimeDir = tempDir("run");
   const dir = tempDir("sandbox");
@@ -128,19 +128,27 @@ test("native messaging: a killed host is reconnected and the next call through i
     const p = hostPids(runtimeDir);
     return p.length === 1 ? p : null;
   });
-  const call = (id: string) =>
+  const send = (id: string, name: string, args: Record<string, unknown>) =>
     e.sw.evaluate(
-      (callId) =>
+      ([callId, n, a]) =>
         (globalThis as unknown as { __groundLinkNative: { call(m: unknown, t: number): Promise<Record<string, unknown>> } }).__groundLinkNative.call(
-          { callId, name: "read_file", args: { path: "a.txt" } },
+          { callId, name: n, args: a },
           30_000,
         ),
-      id,
+      [id, name, args] as const,
     );
+  const call = (id: string) => send(id, "read_file", { path: "a.txt" });
   const before = await call("n1");
   expect(before.status).toBe("success");
   expect(String(before.output)).toContain("through the native host");
+  // killed mid-call: the call fails with a clear error instead of hanging
+  const running = send("n-mid", "exec_cmd", { command: "sleep 5" });
+  // give the call time to reach the bridge and start its `sleep` (it runs for 5 s)
+  await new Promise((r) => setTimeout(r, 500));
   process.kill(first!, "SIGKILL");
+  const mid = await running;
+  expect(mid.callId).toBe("n-mid");
+  expect(String(mid.error)).toMatch(/native host went away before answering.*try it again/);
   await waitFor("the link saw the host go", async () => (await nativeState(e)) !== "connected", 10_000);
   await waitFor("reconnected", async () => (await nativeState(e)) === "connected", 20_000);
   const second = await waitFor("a new host process", () => {
