@@ -104,6 +104,40 @@ test("native messaging: a refused pairing stores no key and the popup says why",
   await expect(popup.locator("#nativeDetail")).toContainText("pairing refused");
 });
 
+test("native messaging: the terminal asks; Enter refuses, then the popup's button asks again and y pairs", async () => {
+  const bin = needBin();
+  const runtimeDir = tempDir("run");
+  const dir = tempDir("sandbox");
+  bridge = await startBridge(dir, { approval: "tty", env: { XDG_RUNTIME_DIR: runtimeDir } });
+  const b = bridge;
+  env = await launch({ nativeHost: bin, env: { XDG_RUNTIME_DIR: runtimeDir } });
+  const e = env;
+  // the extension asked on its own: the question is on the bridge's terminal
+  await b.waitForLog(/Pair this browser extension with ground-link\?[\s\S]*\[y\] pair {2}\[n\] refuse \(default\) {2}> /);
+  const since = b.log().length;
+  b.write("\r");
+  const refused = await waitFor("the refusal", async () => {
+    const n = (await e.sw.evaluate(() => chrome.storage.local.get(["native"]))).native as { pairError?: string; refused?: boolean } | undefined;
+    return n?.refused ? n : null;
+  }, 15_000);
+  expect(refused.pairError).toContain("the person refused to pair this extension");
+  expect((await e.sw.evaluate(() => chrome.storage.local.get(["token"]))).token).toBeUndefined();
+  // no second question on its own after a refusal
+  await new Promise((r) => setTimeout(r, 1500));
+  expect(b.log().slice(since)).not.toMatch(/Pair this browser extension/);
+  await setBridgeUrl(e, b.url);
+  const popup = await e.ctx.newPage();
+  await popup.goto(`chrome-extension://${EXT_ID}/popup/popup.html`);
+  await expect(popup.locator("#nativeDetail")).toContainText("pairing refused");
+  await expect(popup.locator("#pairNative")).toBeVisible();
+  const again = b.log().length;
+  await popup.click("#pairNative");
+  await b.waitForLog(/Pair this browser extension with ground-link\?[\s\S]*> /, again);
+  b.write("y\r");
+  await expect(popup.locator("#state")).toHaveAttribute("data-kind", "connected", { timeout: 15_000 });
+  expect((await e.sw.evaluate(() => chrome.storage.local.get(["token"]))).token).toBe(b.token);
+});
+
 test("native messaging: with no host manifest the popup says so and gives the install command", async () => {
   env = await launch();
   const e = env;
