@@ -475,6 +475,25 @@ fn pairing_approved_hands_out_the_key_that_signs_requests() {
     let (v, _) = host.answer();
     assert_eq!(v["status"], "success", "{v}");
     assert!(host.close().success());
+    // The pairing is on record, and the key is not.
+    let audited = crate::bridge::audit_lines(&f);
+    let pairing = audited
+        .iter()
+        .find(|l| l["tool"] == "pair")
+        .expect("a pairing line in the audit log");
+    assert_eq!(pairing["answer"], "allow once", "{pairing}");
+    assert_eq!(pairing["status"], "success", "{pairing}");
+    assert_eq!(pairing["args"]["origin"], origin(), "{pairing}");
+    assert!(
+        !audited.iter().any(|l| l.to_string().contains(key)),
+        "the key is in the audit log"
+    );
+    assert!(
+        ground_link::audit::verify(&f.paths.audit_dir())
+            .unwrap()
+            .is_ok(),
+        "the chain verifies with the pairing line in it"
+    );
 }
 
 /// A refusal (here `--approval deny`) or the default approver answer is an error that says
@@ -499,6 +518,16 @@ fn pairing_denied_is_an_error_without_the_key() {
     assert!(v.get("key").is_none(), "{v}");
     assert!(!text.contains(crate::bridge::TOKEN), "{text}");
     assert!(host.close().success());
+    let audited = crate::bridge::audit_lines(&f);
+    let pairing = audited
+        .iter()
+        .find(|l| l["tool"] == "pair")
+        .expect("the refused pairing is on record");
+    assert_eq!(pairing["status"], "denied", "{pairing}");
+    assert!(
+        pairing["answer"].as_str().unwrap().starts_with("deny:"),
+        "{pairing}"
+    );
 }
 
 /// An approver that cannot ask this question (the trait's default) refuses: nothing is

@@ -468,6 +468,45 @@ async fn pair(bridge: &Arc<Bridge>) -> Vec<u8> {
         a = tokio::time::timeout(timeout, engine.approver().ask_pairing(&origin)) => a,
         () = bridge.closing.cancelled() => Ok(Err("ground-link shut down before anyone answered".to_string())),
     };
+    // On record either way (a pairing hands out the key every later call is signed with); a
+    // yes that cannot be recorded is refused, as a call that cannot be recorded is not run.
+    let answered = match &answer {
+        Ok(Ok(())) => "allow once".to_string(),
+        Ok(Err(why)) => format!("deny: {why}"),
+        Err(_) => "timeout".to_string(),
+    };
+    let allowed = matches!(answer, Ok(Ok(())));
+    if let Some(audit) = engine.audit() {
+        let entry = crate::audit::AuditEntry {
+            time: String::new(),
+            source: Source::Bridge,
+            client: None,
+            session: None,
+            call_id: format!(
+                "pair-{}",
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis())
+            ),
+            tool: "pair".to_string(),
+            args: serde_json::json!({"origin": origin}),
+            decision: None,
+            answer: Some(answered),
+            duration_ms: 0,
+            status: if allowed {
+                crate::protocol::CallStatus::Success
+            } else {
+                crate::protocol::CallStatus::Denied
+            },
+            output_bytes: 0,
+            note: Some("pairing over native messaging".to_string()),
+        };
+        if let Err(e) = audit.append(&entry) {
+            return refuse(format!(
+                "pairing refused: the audit log cannot record it ({e}); fix the audit folder, then try again"
+            ));
+        }
+    }
     match answer {
         Ok(Ok(())) => {
             eprintln!("ground-link: paired the browser extension {origin} over native messaging");
