@@ -20,6 +20,24 @@ pub trait Approver: Send + Sync {
     /// Ask the person. Dropping the future (timeout, cancel) must leave the approver usable.
     async fn ask(&self, request: ApprovalRequest) -> ApprovalAnswer;
     fn name(&self) -> &'static str;
+    /// Ask the person whether the browser extension `origin` may be given the pairing key
+    /// (native messaging, DESIGN §8.2). `Ok(())` only on an explicit yes; the default, for an
+    /// approver that cannot ask this question, is a denial saying so.
+    async fn ask_pairing(&self, origin: &str) -> Result<(), String> {
+        let _ = origin;
+        Err(format!(
+            "this ground-link's approver ({}) cannot ask about pairing; paste the output of `ground-link token` in the extension popup instead",
+            self.name()
+        ))
+    }
+}
+
+/// The question asked before the pairing key is handed to a browser extension.
+pub fn pairing_question(origin: &str) -> String {
+    format!(
+        "Pair this browser extension with ground-link?\n  extension: {}\n  It asked over native messaging (only a program of your own user can). Say yes only if you just installed or reset the ground-link extension; it will then be able to send ground-link calls, which are still decided by your rules and approvals.\n",
+        one_line(origin)
+    )
 }
 
 /// Answers every question with a denial (scripted runs, CI).
@@ -36,6 +54,12 @@ impl Approver for DenyApprover {
     }
     fn name(&self) -> &'static str {
         "deny"
+    }
+    async fn ask_pairing(&self, _origin: &str) -> Result<(), String> {
+        Err(self
+            .reason
+            .clone()
+            .unwrap_or_else(|| "denied (ground-link runs with --approval deny)".to_string()))
     }
 }
 
@@ -55,6 +79,9 @@ impl Approver for AllowOnceApprover {
     }
     fn name(&self) -> &'static str {
         "allow"
+    }
+    async fn ask_pairing(&self, _origin: &str) -> Result<(), String> {
+        Ok(())
     }
 }
 
@@ -333,6 +360,29 @@ impl Approver for TtyApprover {
     fn name(&self) -> &'static str {
         "tty"
     }
+    async fn ask_pairing(&self, origin: &str) -> Result<(), String> {
+        let mut lines = self.lines.lock().await;
+        let mut withdrawn = Withdrawn {
+            out: Arc::clone(&self.out),
+            call_id: "pair".to_string(),
+            armed: true,
+        };
+        while lines.try_recv().is_ok() {} // drop keystrokes typed before the question
+        self.say(&format!("\n=== ground-link: {}", pairing_question(origin)));
+        let answer = loop {
+            self.say("[y] pair  [n] refuse (default)  > ");
+            match lines.recv().await.as_deref().map(str::trim) {
+                Some("y" | "Y" | "yes") => break Ok(()),
+                Some("n" | "N" | "no" | "d" | "D" | "") => {
+                    break Err("the person refused to pair this extension".to_string());
+                }
+                Some(_) => continue,
+                None => break Err("no terminal to ask on".to_string()),
+            }
+        };
+        withdrawn.armed = false;
+        answer
+    }
 }
 
 impl TtyApprover {
@@ -427,6 +477,53 @@ impl TtyApprover {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Shared output the test can read after the approver wrote to it.
+    #[derive(Clone, Default)]
+    struct Shared(Arc<std::sync::Mutex<Vec<u8>>>);
+    impl Write for Shared {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// The terminal's pairing question: only an explicit yes pairs; Enter, "n", and a closed
+    /// terminal refuse; other input asks again.
+    #[tokio::test]
+    async fn the_terminal_pairs_only_on_an_explicit_yes() {
+        for (typed, paired) in [
+            ("y\n", true),
+            ("maybe\nyes\n", true),
+            ("\n", false),
+            ("n\n", false),
+            ("", false),
+        ] {
+            let out = Shared::default();
+            let tty = TtyApprover::from_parts(
+                Box::new(std::io::Cursor::new(typed.as_bytes().to_vec())),
+                Box::new(out.clone()),
+            );
+            let answer = tty.ask_pairing("chrome-extension://abc/").await;
+            assert_eq!(answer.is_ok(), paired, "{typed:?}: {answer:?}");
+            let shown = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+            assert!(
+                shown.contains("Pair this browser extension")
+                    && shown.contains("chrome-extension://abc/"),
+                "{shown}"
+            );
+        }
+        assert!(
+            DenyApprover { reason: None }
+                .ask_pairing("x")
+                .await
+                .is_err()
+        );
+        assert!(AllowOnceApprover.ask_pairing("x").await.is_ok());
+    }
 
     #[test]
     fn one_line_never_breaks_a_line() {

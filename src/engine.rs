@@ -201,6 +201,11 @@ impl Engine {
         })
     }
 
+    /// The approver the engine asks (also asked before pairing over native messaging).
+    pub fn approver(&self) -> &Arc<dyn Approver> {
+        &self.approver
+    }
+
     pub fn jail(&self) -> &Jail {
         &self.jail
     }

@@ -1276,6 +1276,40 @@ fn signed(port: u16, method: &str, path: &str, body: &str) -> SignedAnswer {
     parse_answer(&text, nonce)
 }
 
+/// A signed `method path` with `key` (e.g. one handed out by native-messaging pairing): the
+/// status, the body, and whether the answer is signed back with that same key.
+pub(crate) fn signed_with_key(
+    key: &str,
+    port: u16,
+    method: &str,
+    path: &str,
+    body: &str,
+) -> (u16, String, bool) {
+    let host = format!("127.0.0.1:{port}");
+    let h = sign::sign_request(key.as_bytes(), method, path, &host, body.as_bytes()).unwrap();
+    let nonce = h.nonce.clone();
+    let headers = vec![
+        (sign::HEADER_NONCE.to_string(), h.nonce),
+        (sign::HEADER_TIME.to_string(), h.time_ms.to_string()),
+        (sign::HEADER_SIGNATURE.to_string(), h.signature),
+        ("Host".to_string(), host),
+        ("Origin".to_string(), EXT.to_string()),
+    ];
+    let (_, text) = raw_request(port, method, path, &headers, body);
+    let a = parse_answer(&text, nonce);
+    let want = sign::answer_mac(
+        key.as_bytes(),
+        &a.nonce,
+        a.status,
+        &sign::body_digest(a.body.as_bytes()),
+    );
+    let verifies = a
+        .answer_mac
+        .as_deref()
+        .is_some_and(|m| sign::same(&want, m));
+    (a.status, a.body, verifies)
+}
+
 impl SignedAnswer {
     fn verifies(&self) -> bool {
         let want = sign::answer_mac(

@@ -29,12 +29,11 @@ struct Running {
 }
 
 fn start(f: &Fixture) -> Running {
-    let server = Server::start(
-        f,
-        Arc::new(AllowOnceApprover),
-        ApprovalMode::Ask,
-        Duration::from_secs(10),
-    );
+    start_with(f, Arc::new(AllowOnceApprover))
+}
+
+fn start_with(f: &Fixture, approver: Arc<dyn ground_link::approval::Approver>) -> Running {
+    let server = Server::start(f, approver, ApprovalMode::Ask, Duration::from_secs(10));
     let run_dir = f.base().join("run");
     let listener = {
         let _guard = server.runtime.enter();
@@ -449,4 +448,190 @@ fn a_reply_over_native_messaging_is_held_to_the_same_ledger_as_over_http() {
     assert_eq!(ran, 20);
     assert!(host.close().success());
     drop(r.server);
+}
+
+/// Pairing over native messaging (DESIGN §8.2): the person says yes through the approver, and
+/// the key that comes back is the one signed HTTP requests need — the bridge accepts a call
+/// signed with it and signs its answer with it.
+#[test]
+fn pairing_approved_hands_out_the_key_that_signs_requests() {
+    let f = Fixture::new();
+    std::fs::write(f.root.join("hello.txt"), "paired hello\n").unwrap();
+    let r = start(&f);
+    let mut host = spawn_host(&r.run_dir, &[&origin()]);
+    host.send(json!({"type":"pair"}));
+    let (v, _) = host.answer();
+    assert_eq!(v["type"], "paired", "{v}");
+    let key = v["key"].as_str().unwrap();
+    assert_eq!(key, crate::bridge::TOKEN);
+    let body = json!({"name":"read_file","args":{"path":"hello.txt"},"callId":"p1"}).to_string();
+    let (status, answer, verifies) =
+        crate::bridge::signed_with_key(key, r.server.port, "POST", "/exec", &body);
+    assert_eq!(status, 200, "{answer}");
+    assert!(answer.contains("paired hello"), "{answer}");
+    assert!(verifies, "the answer is signed with the paired key");
+    // The same connection goes on carrying calls after pairing.
+    host.send(json!({"name":"read_file","args":{"path":"hello.txt"},"callId":"p2"}));
+    let (v, _) = host.answer();
+    assert_eq!(v["status"], "success", "{v}");
+    assert!(host.close().success());
+    // The pairing is on record, and the key is not.
+    let audited = crate::bridge::audit_lines(&f);
+    let pairing = audited
+        .iter()
+        .find(|l| l["tool"] == "pair")
+        .expect("a pairing line in the audit log");
+    assert_eq!(pairing["answer"], "allow once", "{pairing}");
+    assert_eq!(pairing["status"], "success", "{pairing}");
+    assert_eq!(pairing["args"]["origin"], origin(), "{pairing}");
+    assert!(
+        !audited.iter().any(|l| l.to_string().contains(key)),
+        "the key is in the audit log"
+    );
+    assert!(
+        ground_link::audit::verify(&f.paths.audit_dir())
+            .unwrap()
+            .is_ok(),
+        "the chain verifies with the pairing line in it"
+    );
+}
+
+/// A refusal (here `--approval deny`) or the default approver answer is an error that says
+/// what happened and what to do — and no key anywhere in it.
+#[test]
+fn pairing_denied_is_an_error_without_the_key() {
+    let f = Fixture::new();
+    let r = start_with(
+        &f,
+        Arc::new(ground_link::approval::DenyApprover { reason: None }),
+    );
+    let mut host = spawn_host(&r.run_dir, &[&origin()]);
+    host.send(json!({"type":"pair"}));
+    let (v, _) = host.answer();
+    let text = v.to_string();
+    assert_eq!(v["type"], "pair", "{v}");
+    let e = v["error"].as_str().unwrap();
+    assert!(
+        e.contains("pairing refused") && e.contains("ground-link token"),
+        "{e}"
+    );
+    assert!(v.get("key").is_none(), "{v}");
+    assert!(!text.contains(crate::bridge::TOKEN), "{text}");
+    assert!(host.close().success());
+    let audited = crate::bridge::audit_lines(&f);
+    let pairing = audited
+        .iter()
+        .find(|l| l["tool"] == "pair")
+        .expect("the refused pairing is on record");
+    assert_eq!(pairing["status"], "denied", "{pairing}");
+    assert!(
+        pairing["answer"].as_str().unwrap().starts_with("deny:"),
+        "{pairing}"
+    );
+}
+
+/// An approver that cannot ask this question (the trait's default) refuses: nothing is
+/// approved by default.
+#[test]
+fn pairing_with_an_approver_that_cannot_ask_is_refused() {
+    struct CallsOnly;
+    #[async_trait::async_trait]
+    impl ground_link::approval::Approver for CallsOnly {
+        async fn ask(
+            &self,
+            _request: ground_link::protocol::ApprovalRequest,
+        ) -> ground_link::protocol::ApprovalAnswer {
+            ground_link::protocol::ApprovalAnswer::Allow {
+                scope: ground_link::protocol::Scope::Once,
+                rule: None,
+                network: false,
+            }
+        }
+        fn name(&self) -> &'static str {
+            "calls-only"
+        }
+    }
+    let f = Fixture::new();
+    let r = start_with(&f, Arc::new(CallsOnly));
+    let mut host = spawn_host(&r.run_dir, &[&origin()]);
+    host.send(json!({"type":"pair"}));
+    let (v, _) = host.answer();
+    assert!(v.get("key").is_none(), "{v}");
+    let e = v["error"].as_str().unwrap();
+    assert!(e.contains("cannot ask about pairing"), "{e}");
+    assert!(host.close().success());
+}
+
+/// The key is handed out over the native socket only: the same message sent over HTTP (to
+/// `/exec`, signed with a wrong key or unsigned, and to a made-up `/pair`) never carries it.
+#[test]
+fn pairing_is_not_reachable_over_http() {
+    let f = Fixture::new();
+    let r = start(&f);
+    let port = r.server.port;
+    let pair = json!({"type":"pair"}).to_string();
+    let wrong = "f".repeat(64);
+    for path in ["/exec", "/pair"] {
+        let (status, body, _) = crate::bridge::signed_with_key(&wrong, port, "POST", path, &pair);
+        assert!(status == 401 || status == 404, "{path}: {status} {body}");
+        assert!(!body.contains(crate::bridge::TOKEN), "{body}");
+        let req = format!(
+            "POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{pair}",
+            pair.len()
+        );
+        let (status, text) = crate::bridge::raw(port, &req);
+        assert_ne!(status, 200, "{text}");
+        assert!(!text.contains(crate::bridge::TOKEN), "{text}");
+    }
+    // Even signed with the real key, /exec treats it as a call without a name, not a pairing.
+    let (status, body, _) =
+        crate::bridge::signed_with_key(crate::bridge::TOKEN, port, "POST", "/exec", &pair);
+    assert_eq!(status, 400, "{body}");
+    assert!(!body.contains(crate::bridge::TOKEN), "{body}");
+}
+
+/// Another local user cannot get the key: the peer-uid check refuses the pairing message
+/// before reading it, even with the folder and socket opened up.
+#[test]
+fn another_uid_cannot_pair() {
+    let f = Fixture::new();
+    let r = start(&f);
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("skipped: it needs root to act as nobody");
+        return;
+    }
+    let sock = r.run_dir.join("ground-link").join(native::SOCKET_NAME);
+    let mut p = sock.clone();
+    while p != f.base().parent().unwrap() {
+        let m = if p == sock { 0o666 } else { 0o711 };
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(m)).unwrap();
+        p = p.parent().unwrap().to_path_buf();
+    }
+    let client = "import socket,struct,sys\n\
+        s=socket.socket(socket.AF_UNIX);s.connect(sys.argv[1])\n\
+        b=b'{\"type\":\"pair\"}'\n\
+        try: s.sendall(struct.pack('<I',len(b))+b)\n\
+        except OSError: pass\n\
+        n=struct.unpack('<I',s.recv(4))[0];d=b''\n\
+        while len(d)<n:\n  c=s.recv(n-len(d))\n  if not c: break\n  d+=c\n\
+        print(d.decode())\n";
+    let out = Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "/usr/bin/python3",
+            "-c",
+            client,
+        ])
+        .arg(&sock)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("refused") && text.contains("uid 65534"),
+        "{text}"
+    );
+    assert!(!text.contains(crate::bridge::TOKEN), "{text}");
+    assert!(!text.contains("paired"), "{text}");
 }

@@ -5,7 +5,7 @@
  */
 
 import { chromium, type BrowserContext, type Page, type Worker } from "@playwright/test";
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -81,6 +81,8 @@ export interface BridgeOptions {
   /** A fixed port (default: a free one) and pairing key (default: a fresh one). */
   port?: number;
   token?: string;
+  /** More environment for `serve` (e.g. the XDG_RUNTIME_DIR its native-messaging socket goes in). */
+  env?: Record<string, string>;
 }
 
 export async function startBridge(dir: string, opts: BridgeOptions = {}): Promise<Bridge> {
@@ -103,6 +105,7 @@ export async function startBridge(dir: string, opts: BridgeOptions = {}): Promis
     XDG_DATA_HOME: join(home, "data"),
     GROUND_LINK_MANAGED_FILE: join(home, "managed-permissions.json"),
     RUST_LOG: process.env.RUST_LOG ?? "warn",
+    ...(opts.env ?? {}),
   };
   const proc =
     opts.approval === "tty"
@@ -166,11 +169,29 @@ export interface Env {
   close(): Promise<void>;
 }
 
-/** `extraArgs`: more Chromium switches (e.g. `--enable-features=WebMCP` for the native page-tools path). */
-export async function launch(extraArgs: string[] = [], extraHostRules: string[] = []): Promise<Env> {
+export interface LaunchOptions {
+  /** More environment for the browser (and so for the native host it starts). */
+  env?: Record<string, string>;
+  /**
+   * The ground-link binary whose host manifest goes into the profile's own
+   * `NativeMessagingHosts/` (written by `install-native-host --dir`), before the browser starts.
+   */
+  nativeHost?: string;
+  /** More Chromium switches (e.g. `--enable-features=WebMCP` for the native page-tools path). */
+  args?: string[];
+  /** More `--host-resolver-rules` entries (`MAP api.deepseek.com 127.0.0.1:PORT`). */
+  hostRules?: string[];
+}
+
+export async function launch(opts: LaunchOptions = {}): Promise<Env> {
   const site = await startFakeSite();
   const profile = tempDir("profile");
+  if (opts.nativeHost) {
+    const r = spawnSync(opts.nativeHost, ["install-native-host", "--dir", join(profile, "NativeMessagingHosts")], { encoding: "utf8" });
+    if (r.status !== 0) throw new Error(`install-native-host failed (${r.status}): ${r.stderr}`);
+  }
   const ctx = await chromium.launchPersistentContext(profile, {
+    ...(opts.env ? { env: { ...process.env, ...opts.env } as Record<string, string> } : {}),
     executablePath: CHROMIUM,
     headless: false,
     ignoreDefaultArgs: ["--disable-extensions"],
@@ -185,9 +206,9 @@ export async function launch(extraArgs: string[] = [], extraHostRules: string[] 
       "--disable-sync",
       `--disable-extensions-except=${EXT_DIR}`,
       `--load-extension=${EXT_DIR}`,
-      `--host-resolver-rules=MAP chat.deepseek.com 127.0.0.1:${site.port}, MAP chatgpt.com 127.0.0.1:${site.port}, MAP claude.ai 127.0.0.1:${site.port}, MAP evil.example 127.0.0.1:${site.port}${extraHostRules.map((r) => `, ${r}`).join("")}`,
+      `--host-resolver-rules=MAP chat.deepseek.com 127.0.0.1:${site.port}, MAP chatgpt.com 127.0.0.1:${site.port}, MAP claude.ai 127.0.0.1:${site.port}, MAP evil.example 127.0.0.1:${site.port}${(opts.hostRules ?? []).map((r) => `, ${r}`).join("")}`,
       "--ignore-certificate-errors",
-      ...extraArgs,
+      ...(opts.args ?? []),
     ],
     viewport: { width: 1100, height: 800 },
   });

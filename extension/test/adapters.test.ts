@@ -265,7 +265,9 @@ describe("manifest", () => {
     // any other site only when the person grants it from the side panel: optional, never at install
     expect(manifest.optional_host_permissions).toEqual(["https://x.com/*", "https://*/*", "http://*/*"]);
     // `scripting` only registers the content script on x.com once the person granted it
-    expect(manifest.permissions).toEqual(["storage", "alarms", "scripting", "sidePanel"]);
+    // `sidePanel`: the page-tools panel; `nativeMessaging`: the link to `ground-link native-host`
+    // (pairing without a pasted token)
+    expect(manifest.permissions).toEqual(["storage", "alarms", "scripting", "sidePanel", "nativeMessaging"]);
     expect(manifest.host_permissions).not.toContain("https://x.com/*");
     expect(manifest.host_permissions.some((h: string) => h.includes("*://") || h.startsWith("https://*") || h === "<all_urls>")).toBe(false);
     expect(manifest.content_scripts.some((cs) => cs.world === "MAIN")).toBe(true);

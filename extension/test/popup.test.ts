@@ -9,10 +9,14 @@ import type { HealthReport } from "../src/shared/health";
 
 const HTML = readFileSync(join(process.cwd(), "src", "popup", "popup.html"), "utf8");
 
-async function openPopup(report: HealthReport | null): Promise<{ asked: unknown[] }> {
+async function openPopup(report: HealthReport | null, stored: Record<string, unknown> = {}): Promise<{ asked: unknown[] }> {
   const asked: unknown[] = [];
   vi.stubGlobal("chrome", {
     i18n: { getMessage: () => "", getUILanguage: () => "en" },
+    storage: {
+      local: { get: async (keys: string[]) => Object.fromEntries(keys.filter((k) => k in stored).map((k) => [k, stored[k]])) },
+      onChanged: { addListener: () => undefined },
+    },
     tabs: { query: async () => [{ id: 42 }] },
     runtime: {
       sendMessage: async (m: { type: string }) => {
@@ -60,5 +64,32 @@ describe("popup: the active tab's adapter health", () => {
     await openPopup(null);
     expect((document.getElementById("siteHealth") as HTMLElement).hidden).toBe(true);
     expect(lines()).toEqual([]);
+  });
+});
+
+describe("popup: the native host", () => {
+  const shown = (id: string) => !(document.getElementById(id) as HTMLElement).hidden;
+
+  it("says the host is missing and gives the command that installs it", async () => {
+    await openPopup(null, {
+      native: { state: { kind: "missing", detail: "not installed", retryInMs: 1000 } },
+    });
+    expect(shown("native")).toBe(true);
+    expect(shown("nativeMissing")).toBe(true);
+    expect(document.getElementById("nativeCommand")?.textContent).toBe("ground-link install-native-host");
+  });
+
+  it("shows why pairing through ground-link failed", async () => {
+    await openPopup(null, {
+      native: { state: { kind: "connected", since: 1 }, pairError: "pairing refused: the person refused to pair this extension" },
+    });
+    expect(shown("native")).toBe(true);
+    expect(shown("nativeMissing")).toBe(false);
+    expect(document.getElementById("nativeDetail")?.textContent).toContain("pairing refused");
+  });
+
+  it("shows nothing while the host is connected and fine", async () => {
+    await openPopup(null, { native: { state: { kind: "connected", since: 1 } } });
+    expect(shown("native")).toBe(false);
   });
 });

@@ -252,4 +252,11 @@ impl Approver for BrokerApprover {
     fn name(&self) -> &'static str {
         self.broker.inner.name()
     }
+    async fn ask_pairing(&self, origin: &str) -> Result<(), String> {
+        let shutdown = self.broker.shutdown.clone();
+        tokio::select! {
+            a = self.broker.inner.ask_pairing(origin) => a,
+            _ = shutdown.cancelled() => Err("ground-link shut down before anyone answered".to_string()),
+        }
+    }
 }

@@ -380,6 +380,9 @@ async fn handle(bridge: &Arc<Bridge>, body: &[u8]) -> Vec<u8> {
     let Ok(text) = std::str::from_utf8(body) else {
         return error_bytes("the message is not UTF-8 JSON", None);
     };
+    if is_pair_message(text) {
+        return pair(bridge).await;
+    }
     let mut req = match parse_request(text) {
         Ok(r) => r,
         Err(e) => {
@@ -430,6 +433,94 @@ async fn handle(bridge: &Arc<Bridge>, body: &[u8]) -> Vec<u8> {
         crate::reply::not_run_result(&id, "call", "the bridge is shutting down; try again")
     });
     serde_json::to_vec(&result).unwrap_or_else(|e| error_bytes(e.to_string(), Some(id)))
+}
+
+/// Whether a message is the extension's pairing request, `{"type":"pair"}`.
+fn is_pair_message(text: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(text)
+        .is_ok_and(|v| v.get("type").and_then(|t| t.as_str()) == Some("pair"))
+}
+
+/// One pairing question at a time: a second request while one waits is refused, not queued,
+/// so a looping caller cannot stack dialogs.
+static PAIRING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// `{"type":"pair"}`: ask the person through the host's approver whether the extension may
+/// have the pairing key; on an explicit yes answer `{"type":"paired","key"}` (the key signed
+/// HTTP requests use), otherwise `{"type":"pair","error"}`. No answer within the approval
+/// timeout is a refusal. Reached only over this socket (0700 folder, peer uid checked) — there
+/// is no HTTP route that hands out the key.
+async fn pair(bridge: &Arc<Bridge>) -> Vec<u8> {
+    let refuse = |why: String| {
+        serde_json::to_vec(&serde_json::json!({"type": "pair", "error": why}))
+            .unwrap_or_else(|_| error_bytes("internal error", None))
+    };
+    let Ok(_one) = PAIRING.try_lock() else {
+        return refuse(
+            "a pairing question is already waiting for an answer in ground-link; answer it there"
+                .to_string(),
+        );
+    };
+    let engine = bridge.engine();
+    let timeout = engine.config().approval_timeout;
+    let origin = allowed_origin();
+    let answer = tokio::select! {
+        a = tokio::time::timeout(timeout, engine.approver().ask_pairing(&origin)) => a,
+        () = bridge.closing.cancelled() => Ok(Err("ground-link shut down before anyone answered".to_string())),
+    };
+    // On record either way (a pairing hands out the key every later call is signed with); a
+    // yes that cannot be recorded is refused, as a call that cannot be recorded is not run.
+    let answered = match &answer {
+        Ok(Ok(())) => "allow once".to_string(),
+        Ok(Err(why)) => format!("deny: {why}"),
+        Err(_) => "timeout".to_string(),
+    };
+    let allowed = matches!(answer, Ok(Ok(())));
+    if let Some(audit) = engine.audit() {
+        let entry = crate::audit::AuditEntry {
+            time: String::new(),
+            source: Source::Bridge,
+            client: None,
+            session: None,
+            call_id: format!(
+                "pair-{}",
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis())
+            ),
+            tool: "pair".to_string(),
+            args: serde_json::json!({"origin": origin}),
+            decision: None,
+            answer: Some(answered),
+            duration_ms: 0,
+            status: if allowed {
+                crate::protocol::CallStatus::Success
+            } else {
+                crate::protocol::CallStatus::Denied
+            },
+            output_bytes: 0,
+            note: Some("pairing over native messaging".to_string()),
+        };
+        if let Err(e) = audit.append(&entry) {
+            return refuse(format!(
+                "pairing refused: the audit log cannot record it ({e}); fix the audit folder, then try again"
+            ));
+        }
+    }
+    match answer {
+        Ok(Ok(())) => {
+            eprintln!("ground-link: paired the browser extension {origin} over native messaging");
+            serde_json::to_vec(&serde_json::json!({"type": "paired", "key": bridge.token.secret()}))
+                .unwrap_or_else(|_| error_bytes("internal error", None))
+        }
+        Ok(Err(why)) => refuse(format!(
+            "pairing refused: {why}. Open the extension popup to try again, or paste the output of `ground-link token` there"
+        )),
+        Err(_) => refuse(format!(
+            "pairing refused: nobody answered ground-link's question within {} s. Open the extension popup to try again",
+            timeout.as_secs()
+        )),
+    }
 }
 
 #[cfg(test)]

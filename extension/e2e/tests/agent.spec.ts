@@ -22,7 +22,7 @@ test.afterEach(async ({}, info) => {
 async function start(native: boolean): Promise<{ page: Page; panel: Page; tabId: number }> {
   site = await startWebmcpSite();
   provider = await startFakeProvider();
-  env = await launch(native ? ["--enable-features=WebMCP"] : [], [`MAP api.deepseek.com 127.0.0.1:${provider.port}`]);
+  env = await launch({ args: native ? ["--enable-features=WebMCP"] : [], hostRules: [`MAP api.deepseek.com 127.0.0.1:${provider.port}`] });
   const page = await env.ctx.newPage();
   await page.goto(`${site.origin}/tools.html`);
   const tabId = await env.sw.evaluate(async (u) => (await chrome.tabs.query({ url: u }))[0]?.id ?? -1, `${site.origin}/tools.html`);
@@ -156,7 +156,7 @@ test("clear errors: a wrong key, a rate limit with its retry-after, an unreachab
 test("a page without tools: the model answers without them, and the panel says so", async () => {
   site = await startWebmcpSite();
   provider = await startFakeProvider();
-  env = await launch([], [`MAP api.deepseek.com 127.0.0.1:${provider.port}`]);
+  env = await launch({ hostRules: [`MAP api.deepseek.com 127.0.0.1:${provider.port}`] });
   const page = await env.ctx.newPage();
   await page.goto(`${site.origin}/blank.html`);
   const tabId = await env.sw.evaluate(async (u) => (await chrome.tabs.query({ url: u }))[0]?.id ?? -1, `${site.origin}/blank.html`);

@@ -19,7 +19,7 @@ test.afterEach(async ({}, info) => {
 
 async function start(native: boolean): Promise<void> {
   site = await startWebmcpSite();
-  env = await launch(native ? ["--enable-features=WebMCP"] : []);
+  env = await launch({ args: native ? ["--enable-features=WebMCP"] : [] });
 }
 
 async function openPage(path: string): Promise<{ page: Page; tabId: number }> {

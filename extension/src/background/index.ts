@@ -22,6 +22,7 @@ import { skillsForUrl } from "../shared/skill-store";
 import { AGENT_PORT, AgentSession, type AgentIn } from "./agent";
 import { keysSet, writeKey } from "./keys";
 import { dropFrame, dropTab, originPattern, storeFrameReport, syncPageToolScripts } from "./page-tools";
+import { startNative } from "./native-wire";
 import {
   EVENTS_PORT,
   type ConnectionState,
@@ -44,6 +45,10 @@ const MAX_BACKOFF_MS = 60_000;
 void (chrome.storage.local as unknown as { setAccessLevel?: (o: { accessLevel: string }) => Promise<void> })
   .setAccessLevel?.({ accessLevel: "TRUSTED_CONTEXTS" })
   ?.catch(() => undefined);
+
+// ---- native messaging (./native.ts): connect, reconnect with backoff, pair without a pasted token ----
+
+const native = startNative(kv);
 
 // ---- top-level listeners ----
 
@@ -136,7 +141,7 @@ function isRequest(m: unknown): m is Request {
 }
 
 function isUiRequest(m: Request): m is UiRequest {
-  return ["pair", "unpair", "checkNow", "setPaused", "setBridgeUrl", "tabHealth", "enablePageTools", "setProviderKey", "keyStatus"].includes(m.type);
+  return ["pair", "pairNative", "unpair", "checkNow", "setPaused", "setBridgeUrl", "tabHealth", "enablePageTools", "setProviderKey", "keyStatus"].includes(m.type);
 }
 
 function fromExtensionPage(sender: chrome.runtime.MessageSender): boolean {
@@ -286,6 +291,12 @@ async function handle(msg: Request, sender: chrome.runtime.MessageSender): Promi
       const connection = await checkHealth();
       return { type: "status", connection, paused: await isPaused() };
     }
+    case "pairNative": {
+      native.link.start();
+      const r = await native.pairNow(true);
+      if (!r.ok) return { type: "failed", kind: "notPaired", message: r.message };
+      return { type: "status", connection: await checkHealth(), paused: await isPaused() };
+    }
     case "unpair":
       await kv.remove(["token"]);
       return { type: "status", connection: await checkHealth(), paused: await isPaused() };
@@ -339,6 +350,8 @@ async function checkHealth(): Promise<ConnectionState> {
     state = { kind: "connected", port, dir: h.value.dir, sandbox: h.value.sandbox ?? null, mode: h.value.mode ?? null, version: h.value.version, checkedAt: now, pending };
   }
   await kv.set({ connection: state });
+  // no key yet and the native host is there: ask ground-link for one (it asks the person)
+  if (state.kind === "notPaired" && native.link.connected) void native.pairNow(false);
   // (back) at the bridge: the adapter reports it lacks (made while it was away, or forgotten in
   // a restart), judged by what its authenticated /health says it holds
   if (h.ok && state.kind === "connected") void healthRelay.flush((h.value.adapters ?? []).map((a) => ({ site: a.site, problems: a.problems })));

@@ -5,11 +5,20 @@
  */
 
 import { t } from "../shared/i18n";
+import { nativeView } from "../background/native";
 import { reportLines } from "../shared/health";
 import type { Reply, TabReply } from "../shared/protocol";
 import { $, connectionLabel, localise, worker } from "../shared/ui";
 
 let paused = false;
+
+async function renderNative(): Promise<void> {
+  const got = await chrome.storage.local.get(["native"]);
+  const v = nativeView(got.native);
+  $("native").hidden = !v.show;
+  $("nativeMissing").hidden = !v.missing;
+  $("nativeDetail").textContent = v.detail;
+}
 
 function render(r: Reply): void {
   if (r.type === "failed") {
@@ -67,6 +76,19 @@ document.addEventListener("DOMContentLoaded", () => {
   localise(document);
   void worker({ type: "status" }).then(render);
   void renderHealth();
+  void renderNative();
+  chrome.storage.onChanged.addListener((changes, area) => {
+    if (area === "local" && changes.native) void renderNative();
+    if (area === "local" && changes.connection) void worker({ type: "status" }).then(render);
+  });
+  $("pairNative").addEventListener("click", () => {
+    $("message").textContent = t("pairNativeAsked");
+    void worker({ type: "pairNative" }).then((r) => {
+      render(r);
+      void renderNative();
+      if (r.type === "status" && r.connection?.kind === "connected") $("message").textContent = t("paired");
+    });
+  });
   $("pair").addEventListener("click", () => {
     const input = $("token") as HTMLInputElement;
     void worker({ type: "pair", token: input.value }).then((r) => {

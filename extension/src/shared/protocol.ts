@@ -68,6 +68,8 @@ export type ContentRequest =
 
 export type UiRequest =
   | { type: "pair"; token: string }
+  /** Ask ground-link for the key over native messaging (it asks the person first). */
+  | { type: "pairNative" }
   | { type: "unpair" }
   | { type: "checkNow" }
   | { type: "setPaused"; paused: boolean }

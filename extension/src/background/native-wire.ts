@@ -1,0 +1,75 @@
+/**
+ * Wires {@link NativeLink} to Chrome: one native port for the worker's lifetime (an open native
+ * port also keeps an MV3 worker alive), its state kept in `chrome.storage.local` under `native`
+ * for the popup, and pairing through it when the extension has no key.
+ *
+ * A key received this way is stored exactly where a pasted `ground-link token` goes
+ * (`token` in storage.local), so everything after pairing is the same either way.
+ *
+ * Pairing is asked for on its own only while there is no key, and not again after the person
+ * refused (until they press "Pair through ground-link" in the popup): a refusal must not turn
+ * into a stream of questions.
+ */
+
+import { NativeLink, type NativeState, type PairOutcome } from "./native";
+import type { KV } from "../shared/store";
+
+export interface NativeStatus {
+  state: NativeState;
+  /** The last pairing attempt's outcome, when it failed. */
+  pairError?: string;
+  /** The person refused: no automatic pairing until they ask for it. */
+  refused?: boolean;
+}
+
+const TOKEN_SHAPE = /^[\x21-\x7e]{16,512}$/;
+
+export function startNative(kv: KV): { link: NativeLink; pairNow(manual: boolean): Promise<PairOutcome> } {
+  let status: NativeStatus = { state: { kind: "connecting", attempt: 0 } };
+  const save = (s: Partial<NativeStatus>): void => {
+    status = { ...status, ...s };
+    void kv.set({ native: status });
+  };
+
+  let inFlight: Promise<PairOutcome> | null = null;
+  const pairNow = async (manual: boolean): Promise<PairOutcome> => {
+    if (inFlight) return inFlight;
+    if (!manual) {
+      const got = await kv.get(["token", "native"]);
+      const had = got.native as NativeStatus | undefined;
+      if (typeof got.token === "string" && TOKEN_SHAPE.test(got.token)) return { ok: true, key: got.token };
+      if (had?.refused) return { ok: false, message: had.pairError ?? "pairing was refused" };
+    }
+    inFlight = (async () => {
+      const r = await link.pair();
+      if (r.ok) {
+        // the same place a pasted token goes: storage.onChanged re-checks the bridge with it
+        await kv.set({ token: r.key });
+        save({ pairError: undefined, refused: false });
+      } else {
+        // a refusal by the person (or by --approval deny) stops automatic retries; a host or
+        // app that is away does not
+        save({ pairError: r.message, refused: /refused/i.test(r.message) });
+      }
+      return r;
+    })();
+    try {
+      return await inFlight;
+    } finally {
+      inFlight = null;
+    }
+  };
+
+  const link: NativeLink = new NativeLink({
+    connect: (name) => chrome.runtime.connectNative(name),
+    lastError: () => chrome.runtime.lastError?.message,
+    setTimer: (f, ms) => setTimeout(f, ms),
+    clearTimer: (t) => clearTimeout(t as ReturnType<typeof setTimeout>),
+    now: () => Date.now(),
+    onState: (state) => save({ state }),
+    onConnected: () => void pairNow(false),
+  });
+  (globalThis as unknown as { __groundLinkNative: NativeLink }).__groundLinkNative = link;
+  link.start();
+  return { link, pairNow };
+}
