@@ -293,6 +293,8 @@ export type Settings = {
 export type SettingsView = {
   auditDir: string;
   globalRules: string;
+  /** The folder of the app's diagnostic log (empty when there is none). */
+  logDir: string;
   managedRules: string;
   settings: AppSettings;
   status: StatusView;
