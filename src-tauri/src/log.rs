@@ -18,7 +18,10 @@ pub fn to_file() -> Option<PathBuf> {
     let appender = match appender {
         Ok(a) => a,
         Err(e) => {
-            eprintln!("ground-link-app: no diagnostic log in {}: {e}", dir.display());
+            eprintln!(
+                "ground-link-app: no diagnostic log in {}: {e}",
+                dir.display()
+            );
             return None;
         }
     };

@@ -136,6 +136,10 @@ const DECLARATIONS: &[&str] = &["declare", "typeset", "export", "readonly", "loc
 
 /// Reads `src` as bash would. `Err` says why it cannot be read (the command is then not safe).
 pub(crate) fn read(src: &str) -> Result<Syntax, String> {
+    // A plain line nests nothing: there is no stack to measure.
+    if let Some(program) = super::plain::program(src) {
+        return read_here(src, Some(program));
+    }
     let openers = openers(src);
     if openers > MAX_OPENERS {
         return Err(format!(
@@ -144,15 +148,16 @@ pub(crate) fn read(src: &str) -> Result<Syntax, String> {
         ));
     }
     if openers > FEW_OPENERS {
-        return stacker::grow(DEEP_STACK, || read_here(src));
+        return stacker::grow(DEEP_STACK, || read_here(src, None));
     }
-    read_here(src)
+    read_here(src, None)
 }
 
-fn read_here(src: &str) -> Result<Syntax, String> {
+/// Reads `src`, already parsed when `parsed` is given.
+fn read_here(src: &str, parsed: Option<ast::Program>) -> Result<Syntax, String> {
     // A panic inside the parser (hostile input it did not expect) must end in "not safe",
     // never in a dead worker thread.
-    std::panic::catch_unwind(|| {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let mut r = Reader {
             out: Syntax::default(),
             options: options(),
@@ -162,9 +167,12 @@ fn read_here(src: &str) -> Result<Syntax, String> {
             ascii: true,
             nest: 0,
         };
-        r.program(src, 0)?;
+        match parsed {
+            Some(program) => r.walk(src, &program, 0)?,
+            None => r.program(src, 0)?,
+        }
         Ok(r.out)
-    })
+    }))
     .unwrap_or_else(|_| Err("the bash-compatible parser failed on this text".to_owned()))
 }
 
@@ -237,6 +245,11 @@ impl Reader {
                 .parse_program()
                 .map_err(|e| format!("the shell parser could not read the command: {e}"))?,
         };
+        self.walk(src, &program, depth)
+    }
+
+    /// Walks the commands of `program`, the syntax tree of `src`.
+    fn walk(&mut self, src: &str, program: &ast::Program, depth: u32) -> Result<(), String> {
         let outer = std::mem::replace(&mut self.src, src.to_owned());
         let outer_ascii = std::mem::replace(&mut self.ascii, src.is_ascii());
         let walked = program
