@@ -336,34 +336,7 @@ fn the_socket_is_private_and_another_uid_is_refused() {
         eprintln!("skipped the other-uid half: it needs root to act as nobody");
         return;
     }
-    // Open the way for `nobody` (as a careless chmod would), to show the peer-uid check
-    // stands on its own: the bridge answers a refusal and reads nothing.
-    let mut p = sock.clone();
-    while p != f.base().parent().unwrap() {
-        let m = if p == sock { 0o666 } else { 0o711 };
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(m)).unwrap();
-        p = p.parent().unwrap().to_path_buf();
-    }
-    let client = "import socket,struct,sys\n\
-        s=socket.socket(socket.AF_UNIX);s.connect(sys.argv[1])\n\
-        b=b'{\"name\":\"list_dir\",\"args\":{}}'\n\
-        try: s.sendall(struct.pack('<I',len(b))+b)\n\
-        except OSError: pass\n\
-        n=struct.unpack('<I',s.recv(4))[0];d=b''\n\
-        while len(d)<n:\n  c=s.recv(n-len(d))\n  if not c: break\n  d+=c\n\
-        print(d.decode())\n";
-    let out = Command::new("setpriv")
-        .args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            "/usr/bin/python3",
-            "-c",
-            client,
-        ])
-        .arg(&sock)
-        .output()
-        .unwrap();
+    let out = send_as_nobody(&f, &sock, r#"{"name":"list_dir","args":{}}"#);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -601,7 +574,21 @@ fn another_uid_cannot_pair() {
         return;
     }
     let sock = r.run_dir.join("ground-link").join(native::SOCKET_NAME);
-    let mut p = sock.clone();
+    let out = send_as_nobody(&f, &sock, r#"{"type":"pair"}"#);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("refused") && text.contains("uid 65534"),
+        "{text}"
+    );
+    assert!(!text.contains(crate::bridge::TOKEN), "{text}");
+    assert!(!text.contains("paired"), "{text}");
+}
+
+/// Opens the way to `sock` for `nobody` (as a careless chmod would: the peer-uid check must
+/// stand on its own), then sends `message` as one frame from a process running as `nobody` and
+/// prints the answer frame. Needs root.
+fn send_as_nobody(f: &Fixture, sock: &Path, message: &str) -> std::process::Output {
+    let mut p = sock.to_path_buf();
     while p != f.base().parent().unwrap() {
         let m = if p == sock { 0o666 } else { 0o711 };
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(m)).unwrap();
@@ -609,13 +596,13 @@ fn another_uid_cannot_pair() {
     }
     let client = "import socket,struct,sys\n\
         s=socket.socket(socket.AF_UNIX);s.connect(sys.argv[1])\n\
-        b=b'{\"type\":\"pair\"}'\n\
+        b=sys.argv[2].encode()\n\
         try: s.sendall(struct.pack('<I',len(b))+b)\n\
         except OSError: pass\n\
         n=struct.unpack('<I',s.recv(4))[0];d=b''\n\
         while len(d)<n:\n  c=s.recv(n-len(d))\n  if not c: break\n  d+=c\n\
         print(d.decode())\n";
-    let out = Command::new("setpriv")
+    Command::new("setpriv")
         .args([
             "--reuid=65534",
             "--regid=65534",
@@ -624,14 +611,8 @@ fn another_uid_cannot_pair() {
             "-c",
             client,
         ])
-        .arg(&sock)
+        .arg(sock)
+        .arg(message)
         .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        text.contains("refused") && text.contains("uid 65534"),
-        "{text}"
-    );
-    assert!(!text.contains(crate::bridge::TOKEN), "{text}");
-    assert!(!text.contains("paired"), "{text}");
+        .unwrap()
 }

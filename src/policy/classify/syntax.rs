@@ -158,15 +158,7 @@ fn read_here(src: &str, parsed: Option<ast::Program>) -> Result<Syntax, String> 
     // A panic inside the parser (hostile input it did not expect) must end in "not safe",
     // never in a dead worker thread.
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let mut r = Reader {
-            out: Syntax::default(),
-            options: options(),
-            src: String::new(),
-            seq: 0,
-            in_function: 0,
-            ascii: true,
-            nest: 0,
-        };
+        let mut r = Reader::new();
         match parsed {
             Some(program) => r.walk(src, &program, 0)?,
             None => r.program(src, 0)?,
@@ -233,6 +225,18 @@ struct Reader {
 }
 
 impl Reader {
+    fn new() -> Reader {
+        Reader {
+            out: Syntax::default(),
+            options: options(),
+            src: String::new(),
+            seq: 0,
+            in_function: 0,
+            ascii: true,
+            nest: 0,
+        }
+    }
+
     fn program(&mut self, src: &str, depth: u32) -> Result<(), String> {
         if depth > MAX_DEPTH {
             return Err(format!(
@@ -1299,19 +1303,7 @@ fn unescape_backquoted(s: &str, in_double_quotes: bool) -> String {
 mod tests {
     use proptest::prelude::*;
 
-    use super::{Reader, Syntax, options, quoted_at_most_singly};
-
-    fn reader() -> Reader {
-        Reader {
-            out: Syntax::default(),
-            options: options(),
-            src: String::new(),
-            seq: 0,
-            in_function: 0,
-            ascii: true,
-            nest: 0,
-        }
-    }
+    use super::{Reader, quoted_at_most_singly};
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(crate::testing::proptest_cases(2000)))]
@@ -1322,7 +1314,7 @@ mod tests {
             text in "[a'{},*?\\[\\] .=!#%-]{0,12}"
         ) {
             if let Some(fast) = quoted_at_most_singly(&text) {
-                let slow = reader().parsed_word(&text, 0);
+                let slow = Reader::new().parsed_word(&text, 0);
                 prop_assert_eq!(Ok(fast), slow, "{:?}", text);
             }
         }
