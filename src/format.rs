@@ -72,6 +72,19 @@ fn fresh_id() -> String {
     crate::random::unique_hex(6)
 }
 
+/// The result a `<tool>` block that is not a call gets (DESIGN §2.1: reported to the model,
+/// never dropped). `kind` is the error's wire name (`invalidJson`…). The detail quotes the
+/// model's own text, so every `<` in it is escaped: a quoted `<tool>` must never parse as a
+/// call, nor a quoted `</tool_result>` end the result. The extension writes the same text
+/// (`parseErrorResult`); tests/vectors/invalid_call.json holds both to it.
+pub fn invalid_call_result(kind: &str, detail: &str) -> String {
+    format!(
+        "<tool_result name=\"invalid_call\" status=\"error\">\nThe tool call was not run: {} \
+         ({kind}).\n</tool_result>",
+        detail.replace('<', "&lt;")
+    )
+}
+
 /// The whole `<tool_result>` block. `untrusted` output is wrapped in delimiters; ground-link's
 /// own messages (policy denials, argument errors) are not, but are still sanitised.
 pub fn tool_result(name: &str, status: CallStatus, output: &str, untrusted: bool) -> String {

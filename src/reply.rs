@@ -10,7 +10,7 @@
 //! as calls from the bridge, and the results come back as one text to paste into the chat.
 
 use crate::engine::Engine;
-use crate::format::tool_result;
+use crate::format::{invalid_call_result, tool_result};
 use crate::parser::parse_tool_blocks;
 use crate::protocol::{CallRequest, CallResult, CallStatus, Source, ToolName, Verdict};
 
@@ -133,7 +133,7 @@ pub async fn run_reply(
             }
             Err(e) => {
                 broken += 1;
-                out.push(tool_result("tool", CallStatus::Error, &e.message, false));
+                out.push(invalid_call_result(e.kind.as_str(), &e.message));
             }
         }
     }

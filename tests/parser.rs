@@ -55,6 +55,29 @@ fn load_vectors() -> VectorFile {
     serde_json::from_str(&text).expect("tests/vectors/tool_blocks.json matches the vector format")
 }
 
+/// The result every broken block gets, from the vectors the extension checks too; and no result
+/// parses as a call, whatever the model's text quoted.
+#[test]
+fn invalid_call_results_match_the_shared_vectors() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/vectors/invalid_call.json"
+    );
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let cases = file["cases"].as_array().unwrap();
+    assert!(cases.len() >= 5);
+    for case in cases {
+        let text = ground_link::format::invalid_call_result(
+            case["kind"].as_str().unwrap(),
+            case["detail"].as_str().unwrap(),
+        );
+        assert_eq!(text, case["expect"].as_str().unwrap(), "{}", case["name"]);
+        assert!(parse_tool_blocks(&text).is_empty(), "{text}");
+        assert_eq!(text.matches("</tool_result>").count(), 1, "{text}");
+    }
+}
+
 /// What a block parsed to, in the vector file's terms.
 fn describe(block: &ParsedBlock) -> String {
     match &block.call {

@@ -3,7 +3,8 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { parseToolBlocks } from "../src/shared/parser";
+import { parseErrorResult } from "../src/shared/format";
+import { parseToolBlocks, type ParseErrorKind } from "../src/shared/parser";
 
 type Expect = ({ call: { name: string; args: Record<string, unknown>; reason?: string } } | { error: string }) & { block?: string };
 interface Vectors {
@@ -32,6 +33,23 @@ describe("shared tool_blocks vectors", () => {
         return { call, ...block };
       });
       expect(got).toEqual(c.expect);
+    });
+  }
+});
+
+// The result a broken block gets: the same text the core writes (tests/vectors/invalid_call.json,
+// checked by tests/parser.rs too).
+const invalid = JSON.parse(readFileSync(fileURLToPath(new URL("../../tests/vectors/invalid_call.json", import.meta.url)), "utf8")) as {
+  cases: { name: string; kind: ParseErrorKind; detail: string; expect: string }[];
+};
+
+describe("shared invalid_call vectors", () => {
+  it("has cases", () => expect(invalid.cases.length).toBeGreaterThanOrEqual(5));
+  for (const c of invalid.cases) {
+    it(c.name, () => {
+      const text = parseErrorResult(c.kind, c.detail);
+      expect(text).toBe(c.expect);
+      expect(parseToolBlocks(text)).toEqual([]);
     });
   }
 });

@@ -14,6 +14,8 @@ export function combineResults(blocks: string[]): string {
 /**
  * A `<tool_result>` for a malformed block, so the model learns what to fix. Any `<` in the detail
  * is escaped: the detail can quote the model's text, and a `<tool>` in it must never parse as a call.
+ * The core writes the same text (`invalid_call_result` in src/format.rs): both are held to
+ * tests/vectors/invalid_call.json.
  */
 export function parseErrorResult(kind: ParseErrorKind, detail: string): string {
   const safe = detail.replace(/</g, "&lt;");
