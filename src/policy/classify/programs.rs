@@ -2,6 +2,7 @@
 //! only read (and with which options they stop being read-only), which write, delete, talk to
 //! the network or run code. Programs not named here are `moderate`.
 
+use std::borrow::Cow;
 use std::path::Path;
 
 use crate::protocol::Risk::{Dangerous, Moderate};
@@ -85,8 +86,25 @@ pub(crate) fn protected(jail: &Jail, shown: &str) -> Option<&'static str> {
 
 /// Options and operands of a command, GNU style (options may follow operands until `--`).
 struct Parsed<'w> {
-    opts: Vec<(String, Option<Word>)>,
+    opts: Vec<(Cow<'w, str>, Option<Cow<'w, Word>>)>,
     pos: Vec<&'w Word>,
+}
+
+/// `-c` for a short option letter; borrowed for ASCII letters and digits (options are parsed
+/// for every command classified).
+fn short_name(c: char) -> Cow<'static, str> {
+    const NAMES: &str = "-0-1-2-3-4-5-6-7-8-9-A-B-C-D-E-F-G-H-I-J-K-L-M-N-O-P-Q-R-S-T-U-V-W-X-Y-Z\
+                         -a-b-c-d-e-f-g-h-i-j-k-l-m-n-o-p-q-r-s-t-u-v-w-x-y-z";
+    let index = match c {
+        '0'..='9' => Some(c as usize - '0' as usize),
+        'A'..='Z' => Some(10 + c as usize - 'A' as usize),
+        'a'..='z' => Some(36 + c as usize - 'a' as usize),
+        _ => None,
+    };
+    match index {
+        Some(i) => Cow::Borrowed(&NAMES[2 * i..2 * i + 2]),
+        None => Cow::Owned(format!("-{c}")),
+    }
 }
 
 impl Parsed<'_> {
@@ -132,13 +150,16 @@ fn parse_args<'w>(args: &'w [Word], val_short: &str, val_long: &[&str]) -> Parse
         }
         if t.starts_with("--") {
             if let Some((name, _)) = t.split_once('=') {
-                p.opts
-                    .push((name.to_owned(), Some(tail_word(w, name.len() + 1))));
+                p.opts.push((
+                    Cow::Borrowed(name),
+                    Some(Cow::Owned(tail_word(w, name.len() + 1))),
+                ));
             } else if val_long.iter().any(|l| long_is(t, l)) {
-                p.opts.push((t.to_owned(), args.get(i).cloned()));
+                p.opts
+                    .push((Cow::Borrowed(t), args.get(i).map(Cow::Borrowed)));
                 i += 1;
             } else {
-                p.opts.push((t.to_owned(), None));
+                p.opts.push((Cow::Borrowed(t), None));
             }
             continue;
         }
@@ -146,14 +167,15 @@ fn parse_args<'w>(args: &'w [Word], val_short: &str, val_long: &[&str]) -> Parse
             if val_short.contains(c) {
                 let rest = k + c.len_utf8();
                 if rest < t.len() {
-                    p.opts.push((format!("-{c}"), Some(tail_word(w, rest))));
+                    p.opts
+                        .push((short_name(c), Some(Cow::Owned(tail_word(w, rest)))));
                 } else {
-                    p.opts.push((format!("-{c}"), args.get(i).cloned()));
+                    p.opts.push((short_name(c), args.get(i).map(Cow::Borrowed)));
                     i += 1;
                 }
                 break;
             }
-            p.opts.push((format!("-{c}"), None));
+            p.opts.push((short_name(c), None));
         }
     }
     p
@@ -1113,7 +1135,7 @@ impl Analyzer {
                 acc.raise(Moderate, *why);
             }
             // GNU long options take any unambiguous prefix.
-            if n.len() >= 5 && "--files0-from".starts_with(n.as_str()) {
+            if n.len() >= 5 && "--files0-from".starts_with(n.as_ref()) {
                 acc.raise(
                     Moderate,
                     format!(
@@ -1691,7 +1713,7 @@ impl Analyzer {
             .find(|(n, _)| n == "-t" || long_is(n, "--target-directory"))
             .and_then(|(_, v)| v.clone());
         let (targets, link): (Vec<&Word>, Option<Word>) = match (target_dir, p.pos.len()) {
-            (Some(d), _) => (p.pos.clone(), Some(d)),
+            (Some(d), _) => (p.pos.clone(), Some(d.into_owned())),
             (None, 0) => (Vec::new(), None),
             (None, 1) => (p.pos.clone(), None),
             (None, _) => {
@@ -2147,13 +2169,24 @@ mod tests {
     }
 
     #[test]
+    fn short_option_names() {
+        for c in ('0'..='9')
+            .chain('A'..='Z')
+            .chain('a'..='z')
+            .chain(['?', 'é', '-'])
+        {
+            assert_eq!(short_name(c), format!("-{c}"));
+        }
+    }
+
+    #[test]
     fn parse_args_splits_clusters() {
         let words: Vec<Word> = ["-rnA3", "foo", "-e", "bar", "--file=x", "--", "-y"]
             .iter()
             .map(|s| Word::literal(s))
             .collect();
         let p = parse_args(&words, "Ae", &[]);
-        let names: Vec<&str> = p.opts.iter().map(|(n, _)| n.as_str()).collect();
+        let names: Vec<&str> = p.opts.iter().map(|(n, _)| n.as_ref()).collect();
         assert_eq!(names, ["-r", "-n", "-A", "-e", "--file"]);
         assert_eq!(p.opts[2].1.as_ref().map(|w| w.text.as_str()), Some("3"));
         assert_eq!(p.opts[3].1.as_ref().map(|w| w.text.as_str()), Some("bar"));
