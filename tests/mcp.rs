@@ -607,3 +607,76 @@ fn the_stdio_relay_never_sends_its_token_to_another_users_listener() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("client token"));
 }
+
+/// A named client that floods `/mcp` with calls waiting for the person hits its own cap; the
+/// extension's calls (the pairing key's count) are not refused because of it.
+#[test]
+fn a_flooding_client_does_not_use_up_the_extensions_calls() {
+    let f = Fixture::new();
+    let clients = ground_link::bridge::clients::Clients::new(
+        ground_link::bridge::clients::default_location(&f.paths),
+    );
+    let flood = clients.add("flood").unwrap();
+    // Nobody answers: every write waits, holding its slot.
+    let mut server = Server::start(
+        &f,
+        Arc::new(crate::bridge::Silent),
+        ApprovalMode::Ask,
+        Duration::from_secs(120),
+    );
+    let max = ground_link::bridge::MAX_IN_FLIGHT;
+    let base = server.base.clone();
+    let (refused, extension) = server.runtime.block_on(async {
+        let transport = StreamableHttpClientTransport::from_config(
+            StreamableHttpClientTransportConfig::with_uri(format!("{base}/mcp"))
+                .auth_header(flood.clone()),
+        );
+        let client = ClientConfig::default().serve(transport).await.unwrap();
+        let mut handles = Vec::new();
+        for i in 0..max {
+            let request = rmcp::model::ClientRequest::CallToolRequest(rmcp::model::Request::new(
+                CallToolRequestParams::new("write_file")
+                    .with_arguments(args(json!({"path": format!("f{i}.txt"), "content": "x"}))),
+            ));
+            handles.push(
+                client
+                    .send_cancellable_request(
+                        request,
+                        rmcp::service::PeerRequestOptions::no_options(),
+                    )
+                    .await
+                    .unwrap(),
+            );
+        }
+        // Once all of them are waiting, the next call of this client is refused...
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        let refused = loop {
+            let r = client
+                .call_tool(CallToolRequestParams::new("list_dir").with_arguments(args(json!({}))))
+                .await
+                .unwrap();
+            let text = text_of(&r.content);
+            if text.contains("still running or waiting") || std::time::Instant::now() > deadline {
+                break text;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        // ...while the extension, with the pairing key, still gets its call taken.
+        let extension = reqwest::Client::new()
+            .post(format!("{base}/exec"))
+            .bearer_auth(TOKEN)
+            .json(&json!({"name": "write_file", "args": {"path": "ext.txt", "content": "x"}, "waitMs": 0}))
+            .send()
+            .await
+            .unwrap()
+            .status();
+        for h in handles {
+            let _ = h.cancel(None).await;
+        }
+        let _ = client.cancel().await;
+        (refused, extension)
+    });
+    assert!(refused.contains("still running or waiting"), "{refused}");
+    assert_eq!(extension, reqwest::StatusCode::ACCEPTED);
+    server.shutdown();
+}

@@ -181,7 +181,8 @@ impl McpServer {
     async fn run(&self, call: CallRequest, context: &RequestContext<RoleServer>) -> CallResult {
         let id = call.call_id.clone().unwrap_or_default();
         // The same cap as `POST /exec`: a flood of calls waiting for the person is refused.
-        let Some(_slot) = super::InFlight::take(&self.bridge.in_flight) else {
+        let Some(_slot) = super::InFlight::take(&self.bridge.in_flight_of(call.client.as_deref()))
+        else {
             return crate::reply::not_run_result(
                 &id,
                 &call.name,

@@ -76,8 +76,10 @@ pub struct Bridge {
     /// Open `/events` streams, oldest first, each with the switch that ends it.
     streams: Mutex<VecDeque<(u64, tokio_util::sync::CancellationToken)>>,
     next_stream: AtomicU64,
-    /// Calls not finished yet (the bridge has one token today, so this count is that token's).
-    in_flight: Arc<AtomicUsize>,
+    /// Calls not finished yet, per token: the pairing key's (the extension, over HTTP or native
+    /// messaging) under `None`, each named client's under its name. A client that floods cannot
+    /// make the extension's calls 429, nor another client's.
+    in_flight: Mutex<HashMap<Option<String>, Arc<AtomicUsize>>>,
     /// Per reply id: how many of its calls ran, and whether the person stopped the rest.
     replies: Mutex<Replies>,
     /// Nonces of signed requests within the freshness window.
@@ -337,7 +339,7 @@ pub async fn bind(
         listeners: Arc::new(AtomicUsize::new(0)),
         streams: Mutex::new(VecDeque::new()),
         next_stream: AtomicU64::new(0),
-        in_flight: Arc::new(AtomicUsize::new(0)),
+        in_flight: Mutex::new(HashMap::new()),
         replies: Mutex::new(Replies::default()),
         nonces: sign::NonceBook::default(),
         started_ms,
@@ -777,6 +779,18 @@ impl Replies {
     }
 }
 
+impl Bridge {
+    /// The count of unfinished calls of a token: the pairing key's (`None`) or a named client's.
+    pub(crate) fn in_flight_of(&self, client: Option<&str>) -> Arc<AtomicUsize> {
+        let mut counts = self.in_flight.lock().unwrap_or_else(|p| p.into_inner());
+        Arc::clone(
+            counts
+                .entry(client.map(str::to_owned))
+                .or_insert_with(|| Arc::new(AtomicUsize::new(0))),
+        )
+    }
+}
+
 /// One unfinished call on the token's count; dropped when the call ends.
 struct InFlight(Arc<AtomicUsize>);
 
@@ -820,7 +834,7 @@ async fn exec(
         .map(Duration::from_millis)
         .unwrap_or(DEFAULT_WAIT)
         .min(Duration::from_secs(25));
-    let Some(slot) = InFlight::take(&bridge.in_flight) else {
+    let Some(slot) = InFlight::take(&bridge.in_flight_of(req.client.as_deref())) else {
         return error(
             StatusCode::TOO_MANY_REQUESTS,
             format!(

@@ -405,7 +405,7 @@ async fn handle(bridge: &Arc<Bridge>, body: &[u8]) -> Vec<u8> {
         return serde_json::to_vec(&result)
             .unwrap_or_else(|e| error_bytes(e.to_string(), Some(id)));
     }
-    let Some(slot) = InFlight::take(&bridge.in_flight) else {
+    let Some(slot) = InFlight::take(&bridge.in_flight_of(None)) else {
         return error_bytes(
             format!(
                 "{MAX_IN_FLIGHT} calls are still running or waiting for approval; wait for some to finish"
