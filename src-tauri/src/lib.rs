@@ -5,6 +5,7 @@
 pub mod app;
 pub mod approver;
 pub mod audit_view;
+#[macro_use]
 pub mod commands;
 pub mod host;
 pub mod log;
@@ -280,6 +281,13 @@ fn on_window_event(window: &tauri::Window, event: &WindowEvent) {
 }
 
 /// Start the app. `started` is when the process began (for the cold-start figure).
+/// The invoke handler of every command in `command_names.rs`.
+macro_rules! handlers {
+    ($($name:ident,)*) => {
+        tauri::generate_handler![$(commands::$name),*]
+    };
+}
+
 pub fn run(started: Instant) {
     let args = match Args::parse(std::env::args().skip(1)) {
         Ok(a) => a,
@@ -350,28 +358,7 @@ pub fn run(started: Instant) {
             Ok(())
         })
         .on_window_event(on_window_event)
-        .invoke_handler(tauri::generate_handler![
-            commands::approval_subscribe,
-            commands::approval_answer,
-            commands::approval_rendered,
-            commands::settings_get,
-            commands::settings_save,
-            commands::status_get,
-            commands::root_check,
-            commands::root_pick,
-            commands::root_open,
-            commands::rules_view,
-            commands::rules_apply,
-            commands::rules_check_call,
-            commands::trust_get,
-            commands::trust_project,
-            commands::hook_run,
-            commands::pairing_get,
-            commands::token_copy,
-            commands::token_rotate,
-            commands::audit_read,
-            commands::audit_verify,
-        ])
+        .invoke_handler(app_commands!(handlers))
         .build(tauri::generate_context!());
     let app = match result {
         Ok(a) => a,

@@ -38,10 +38,19 @@ pub fn definitions() -> BTreeMap<String, Value> {
 }
 
 pub fn typescript() -> String {
-    tsgen::typescript(
+    let mut ts = tsgen::typescript(
         "// Generated from the Rust types by src-tauri/src/tsgen.rs; do not edit by hand.\n// Regenerate: GL_WRITE_TYPES=1 cargo test -p ground-link-app tsgen\n/* eslint-disable */\n\n",
         &definitions(),
-    )
+    );
+    // The app's commands (src/command_names.rs): `ipc.ts` can invoke these and no other.
+    ts.push_str(
+        "\n/** Every app command (src-tauri/src/command_names.rs). */\nexport const COMMANDS = [\n",
+    );
+    for name in crate::commands::ALL {
+        ts.push_str(&format!("  \"{name}\",\n"));
+    }
+    ts.push_str("] as const;\nexport type Command = (typeof COMMANDS)[number];\n");
+    ts
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 // Typed wrappers over the app's commands (src-tauri/src/commands.rs). Types come from the Rust
 // types (src/gen/types.ts); nothing here is written twice.
-import { Channel, invoke } from "@tauri-apps/api/core";
+import { Channel, invoke as tauriInvoke, type InvokeArgs } from "@tauri-apps/api/core";
 import type {
   AppSettings,
   ApprovalAnswer,
@@ -19,7 +19,11 @@ import type {
   SettingsView,
   StatusView,
   TrustView,
+  Command,
 } from "./gen/types";
+
+/** Only the app's own commands (generated from src-tauri/src/command_names.rs) type-check. */
+const invoke = <T>(cmd: Command, args?: InvokeArgs): Promise<T> => tauriInvoke<T>(cmd, args);
 
 export const approval = {
   subscribe(onState: (s: DialogState) => void): Promise<DialogState> {

@@ -380,3 +380,28 @@ export type TrustView = {
 /** What the permission engine decided. */
 export type Verdict = "allow" | "ask" | "deny";
 
+
+/** Every app command (src-tauri/src/command_names.rs). */
+export const COMMANDS = [
+  "approval_subscribe",
+  "approval_answer",
+  "approval_rendered",
+  "settings_get",
+  "settings_save",
+  "status_get",
+  "root_check",
+  "root_pick",
+  "root_open",
+  "rules_view",
+  "rules_apply",
+  "rules_check_call",
+  "trust_get",
+  "trust_project",
+  "hook_run",
+  "pairing_get",
+  "token_copy",
+  "token_rotate",
+  "audit_read",
+  "audit_verify",
+] as const;
+export type Command = (typeof COMMANDS)[number];
