@@ -562,6 +562,12 @@ mod tests {
         );
         let cfg = ProptestConfig {
             cases: crate::testing::proptest_cases(300),
+            // Failing seeds are kept with the integration tests', not in a folder at the top.
+            failure_persistence: Some(Box::new(
+                proptest::test_runner::FileFailurePersistence::Direct(
+                    "tests/proptest-regressions/rules.txt",
+                ),
+            )),
             ..ProptestConfig::default()
         };
         proptest!(cfg, |(specs in prop::collection::vec(rule_strategy, 0..12), p in 0..paths.len(), cmd in prop::collection::vec(0..words.len(), 1..3), tool in 0usize..3)| {

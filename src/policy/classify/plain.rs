@@ -339,7 +339,15 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(crate::testing::proptest_cases(2000)))]
+        #![proptest_config(ProptestConfig {
+            cases: crate::testing::proptest_cases(2000),
+            failure_persistence: Some(Box::new(
+                proptest::test_runner::FileFailurePersistence::Direct(
+                    "tests/proptest-regressions/plain.txt",
+                ),
+            )),
+            ..ProptestConfig::default()
+        })]
 
         /// Lines of plain words and operators, with the near misses mixed in: wherever the fast
         /// path answers, brush-parser answers the same.

@@ -1306,7 +1306,15 @@ mod tests {
     use super::{Reader, quoted_at_most_singly};
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(crate::testing::proptest_cases(2000)))]
+        #![proptest_config(ProptestConfig {
+            cases: crate::testing::proptest_cases(2000),
+            failure_persistence: Some(Box::new(
+                proptest::test_runner::FileFailurePersistence::Direct(
+                    "tests/proptest-regressions/syntax.txt",
+                ),
+            )),
+            ..ProptestConfig::default()
+        })]
 
         /// Words read without the word parser read as the word parser reads them.
         #[test]
