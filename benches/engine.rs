@@ -157,6 +157,7 @@ fn main() {
                 analysis: None,
                 session: None,
                 provenance: None,
+                browser: None,
             };
             assert_eq!(
                 decide(&facts, Risk::Moderate, &snap, &[], &settings)

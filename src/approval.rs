@@ -234,6 +234,8 @@ pub struct CallDescription {
     pub reason: Option<String>,
     pub args: Vec<ShownArg>,
     pub command_parts: Vec<String>,
+    /// Browser tools: what the call does on which page.
+    pub page: Option<String>,
     /// Why the engine asks (the decision's reason).
     pub why: String,
     pub blocks: Vec<ShownBlock>,
@@ -292,6 +294,7 @@ pub fn describe_call(request: &ApprovalRequest) -> CallDescription {
         reason: request.reason.as_deref().map(one_line),
         args,
         command_parts: request.command_parts.iter().map(|p| one_line(p)).collect(),
+        page: request.page.as_deref().map(one_line),
         why: one_line(&request.decision.reason),
         blocks,
     }
@@ -322,6 +325,9 @@ pub fn describe(request: &ApprovalRequest) -> String {
         for p in &d.command_parts {
             s.push_str(&format!("  - {p}\n"));
         }
+    }
+    if let Some(page) = &d.page {
+        s.push_str(&format!("page:    {page}\n"));
     }
     s.push_str(&format!("why asked: {}\n", d.why));
     for b in &d.blocks {

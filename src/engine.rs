@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::approval::Approver;
 use crate::audit::{AuditConfig, AuditEntry, AuditLog, summarize_args};
@@ -27,6 +27,7 @@ use crate::protocol::{
     Layer, Risk, Rule, RuleAction, RuleMatch, SandboxMode, Scope, Source, Step, StepKind, ToolName,
     Verdict,
 };
+use crate::tools::browser::{self, BrowserFacts, Target};
 use crate::tools::exec::{self, Confinement, ExecRequest};
 use crate::tools::{ToolArgs, fs, parse_args, search, spec};
 
@@ -126,6 +127,24 @@ pub struct Engine {
     not_isolated: Option<String>,
     /// Why every `exec_cmd` asks here, if it does.
     exec_must_ask: Option<String>,
+    /// The extension's end of browser calls, once a bridge has set it (DESIGN §8.3).
+    browser: std::sync::OnceLock<Arc<dyn BrowserLink>>,
+}
+
+/// What runs browser tools: the connected browser's extension, over native messaging. The
+/// engine decides; the link only looks and acts.
+#[async_trait::async_trait]
+pub trait BrowserLink: Send + Sync {
+    /// Look at the page a call would act on, changing nothing.
+    async fn inspect(&self, tool: ToolName, args: &Map<String, Value>) -> Result<Target, String>;
+    /// Act, provided the tab is still `expect` (its id and origin) — checked by the extension
+    /// at the moment it acts, so a tab that navigated since the decision is not driven.
+    async fn run(
+        &self,
+        tool: ToolName,
+        args: &Map<String, Value>,
+        expect: Option<(u32, String)>,
+    ) -> Result<String, String>;
 }
 
 /// What the engine learned about a call before deciding.
@@ -140,6 +159,15 @@ struct Prepared {
     /// For `exec_cmd` where commands run in namespaces: secrets and run-later files in the
     /// root, to hide (and keep read-only), and to compare with afterwards.
     scan: Option<RootScan>,
+    /// Browser tools: what the page makes of the call (from the extension's look at it).
+    browser: Option<BrowserCall>,
+}
+
+/// A browser call after the look at its page.
+struct BrowserCall {
+    facts: BrowserFacts,
+    /// The arguments as the model wrote them (checked), for the extension.
+    args: Map<String, Value>,
 }
 
 impl Engine {
@@ -198,7 +226,13 @@ impl Engine {
             approver,
             mutating: tokio::sync::Mutex::new(()),
             confinement,
+            browser: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Give the engine the browser link browser tools run through (once; the bridge does it).
+    pub fn set_browser(&self, link: Arc<dyn BrowserLink>) {
+        let _ = self.browser.set(link);
     }
 
     /// The approver the engine asks (also asked before pairing over native messaging).
@@ -387,6 +421,7 @@ impl Engine {
             analysis,
             cwd,
             scan,
+            browser: None,
         })
     }
 
@@ -527,6 +562,7 @@ impl Engine {
             analysis: p.analysis.as_ref(),
             session,
             provenance: req.provenance,
+            browser: p.browser.as_ref().map(|b| &b.facts),
         };
         let base = spec(p.tool).map(|s| s.risk).unwrap_or(Risk::Dangerous);
         decide(
@@ -592,10 +628,26 @@ impl Engine {
         source: Source,
         record: &mut Record,
     ) -> (CallStatus, String, bool, bool, Option<Decision>) {
-        let prepared = match self.prepare(req) {
+        let mut prepared = match self.prepare(req) {
             Ok(p) => p,
             Err(d) => return (CallStatus::Error, d.reason.clone(), false, false, Some(d)),
         };
+        if let ToolArgs::Browser(args) = &prepared.args {
+            // The page decides as much as the tool: look at it first (nothing changes yet).
+            let looked = match self.browser.get() {
+                Some(link) => link.inspect(prepared.tool, &req.args).await,
+                None => Err(NO_BROWSER.to_string()),
+            };
+            match looked {
+                Ok(target) => {
+                    prepared.browser = Some(BrowserCall {
+                        facts: browser::facts(args, &target),
+                        args: req.args.clone(),
+                    })
+                }
+                Err(e) => return (CallStatus::Error, e, false, false, None),
+            }
+        }
         let session = req.session.as_deref();
         let outcome = self.decide(&prepared, req);
         let tool = prepared.tool;
@@ -846,6 +898,7 @@ impl Engine {
                 .map(|a| a.parts.iter().map(|x| x.text.clone()).collect())
                 .unwrap_or_default(),
             diff,
+            page: p.browser.as_ref().map(|b| b.facts.summary.clone()),
             session: req.session.clone(),
             source,
             client: req.client.clone(),
@@ -957,6 +1010,19 @@ impl Engine {
     ) -> (CallStatus, String, bool) {
         if let ToolArgs::ExecCmd(a) = &p.args {
             return self.run_exec(&p, a, grants, call_id, note).await;
+        }
+        if let Some(call) = &p.browser {
+            let ran = match self.browser.get() {
+                Some(link) => {
+                    link.run(p.tool, &call.args, call.facts.expect.clone())
+                        .await
+                }
+                None => Err(NO_BROWSER.to_string()),
+            };
+            return match ran {
+                Ok(text) => (CallStatus::Success, text, false),
+                Err(e) => (CallStatus::Error, e, false),
+            };
         }
         // A read is capped at 256 KiB of page cache: cheaper inline than a hop to the blocking
         // pool (which costs more than the read). Walks and writes may take long: off the runtime.
@@ -1163,6 +1229,7 @@ fn run_file_tool(jail: &Jail, args: &ToolArgs) -> Result<(String, bool), String>
         ToolArgs::Glob(a) => found(search::glob(jail, a)),
         ToolArgs::Grep(a) => found(search::grep(jail, a)),
         ToolArgs::ExecCmd(_) => Err("exec_cmd runs through the supervisor".to_string()),
+        ToolArgs::Browser(_) => Err("browser tools run in the extension".to_string()),
     }
 }
 
@@ -1205,6 +1272,11 @@ fn scope_name(scope: Scope) -> &'static str {
     }
 }
 
+/// What a browser call answers when no browser is there to run it.
+const NO_BROWSER: &str = "no browser is connected: open Chrome with the ground-link extension, \
+     switch on browser tools in its popup, and make sure the native host is installed \
+     (`ground-link install-native-host`)";
+
 pub fn new_call_id() -> String {
     format!("c-{}", crate::random::unique_hex(8))
 }
@@ -1231,7 +1303,7 @@ fn proposed_rule(p: &Prepared) -> Rule {
                 format!("allow-{}", slug(&prefix)),
                 RuleMatch {
                     command_prefix: Some(prefix).filter(|p| !p.is_empty()),
-                    path_glob: None,
+                    ..RuleMatch::default()
                 },
             )
         }
@@ -1243,12 +1315,23 @@ fn proposed_rule(p: &Prepared) -> Rule {
             (
                 format!("allow-{}-{}", tool.as_str(), slug(&glob)),
                 RuleMatch {
-                    command_prefix: None,
                     path_glob: Some(glob),
+                    ..RuleMatch::default()
                 },
             )
         }
-        (None, None) => (format!("allow-{}", tool.as_str()), RuleMatch::default()),
+        // A browser call: this tool on this origin (a rule for every site is the person's
+        // own edit to make).
+        (None, None) => match p.browser.as_ref().and_then(|b| b.facts.origin.clone()) {
+            Some(origin) => (
+                format!("allow-{}-{}", tool.as_str(), slug(&origin)),
+                RuleMatch {
+                    origin: Some(origin),
+                    ..RuleMatch::default()
+                },
+            ),
+            None => (format!("allow-{}", tool.as_str()), RuleMatch::default()),
+        },
     };
     Rule {
         id,

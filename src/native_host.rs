@@ -11,7 +11,9 @@
 //!   `{"type":"chunk","id","index","count","data"}` pieces whose `data` strings, joined in
 //!   `index` order, are the answer's JSON text;
 //! - when nothing listens on the socket, each message is answered with an error that says how
-//!   to start ground-link, and it tries again at the next message.
+//!   to start ground-link, and it tries again at the next message;
+//! - when the link to the bridge drops, the extension is told (`{"type":"relay.down"}`), so it
+//!   can register its browser tools again with the bridge that comes next.
 
 use std::io::Write;
 use std::os::unix::net::UnixStream;
@@ -128,6 +130,9 @@ fn not_running(path: &Path, why: &str) -> String {
     )
 }
 
+/// Told to the extension when the link to the bridge drops.
+const RELAY_DOWN: &[u8] = br#"{"type":"relay.down"}"#;
+
 /// The open relay to the bridge; its reader thread clears `alive` when the bridge goes away.
 struct Relay {
     stream: UnixStream,
@@ -152,6 +157,9 @@ fn connect(path: &Path, out: &Out) -> Result<Relay, String> {
             }
         }
         flag.store(false, Ordering::Release);
+        // The extension's browser registration lived on this link: it says hello again (its
+        // next message makes the host connect anew).
+        let _ = send(&out, RELAY_DOWN);
     });
     Ok(Relay { stream, alive })
 }

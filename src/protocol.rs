@@ -8,7 +8,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// The seven sandbox tools of DESIGN §3.
+/// The seven sandbox tools of DESIGN §3, and the browser tools of §8.3 (run by the extension
+/// over native messaging, decided by the same engine).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolName {
@@ -19,6 +20,14 @@ pub enum ToolName {
     WriteFile,
     EditFile,
     ExecCmd,
+    NavigateTo,
+    ClickElement,
+    InputText,
+    SubmitForm,
+    OpenTab,
+    CloseTab,
+    SwitchTab,
+    SnapshotPage,
 }
 
 impl ToolName {
@@ -32,6 +41,18 @@ impl ToolName {
         ToolName::ExecCmd,
     ];
 
+    /// The browser tools (DESIGN §8.3), listed only while a browser is connected.
+    pub const BROWSER: [ToolName; 8] = [
+        ToolName::NavigateTo,
+        ToolName::ClickElement,
+        ToolName::InputText,
+        ToolName::SubmitForm,
+        ToolName::OpenTab,
+        ToolName::CloseTab,
+        ToolName::SwitchTab,
+        ToolName::SnapshotPage,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             ToolName::ListDir => "list_dir",
@@ -41,6 +62,14 @@ impl ToolName {
             ToolName::WriteFile => "write_file",
             ToolName::EditFile => "edit_file",
             ToolName::ExecCmd => "exec_cmd",
+            ToolName::NavigateTo => "navigate_to",
+            ToolName::ClickElement => "click_element",
+            ToolName::InputText => "input_text",
+            ToolName::SubmitForm => "submit_form",
+            ToolName::OpenTab => "open_tab",
+            ToolName::CloseTab => "close_tab",
+            ToolName::SwitchTab => "switch_tab",
+            ToolName::SnapshotPage => "snapshot_page",
         }
     }
 
@@ -57,8 +86,21 @@ impl ToolName {
             "write_file" | "write" | "Write" => ToolName::WriteFile,
             "edit_file" | "Edit" => ToolName::EditFile,
             "exec_cmd" | "cmd" | "exec" | "Bash" => ToolName::ExecCmd,
+            "navigate_to" => ToolName::NavigateTo,
+            "click_element" => ToolName::ClickElement,
+            "input_text" => ToolName::InputText,
+            "submit_form" => ToolName::SubmitForm,
+            "open_tab" => ToolName::OpenTab,
+            "close_tab" => ToolName::CloseTab,
+            "switch_tab" => ToolName::SwitchTab,
+            "snapshot_page" => ToolName::SnapshotPage,
             _ => return None,
         })
+    }
+
+    /// A browser tool, run by the extension (DESIGN §8.3).
+    pub fn is_browser(self) -> bool {
+        Self::BROWSER.contains(&self)
     }
 
     /// Tools that change files or run programs; they run one at a time (DESIGN §6).
@@ -382,6 +424,10 @@ pub struct RuleMatch {
     /// Matched against the resolved path relative to the sandbox root.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path_glob: Option<String>,
+    /// Browser tools only: matched against the origin of the page the call acts on
+    /// (`https://*.example.com`), checked when the call runs (DESIGN §8.3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -512,6 +558,10 @@ pub struct ApprovalRequest {
     pub command_parts: Vec<String>,
     /// For writes and edits: a unified diff of what would change.
     pub diff: Option<String>,
+    /// For browser tools: what the call does on which page (`click_element button "Pay" on
+    /// https://shop.test/cart`), from the extension's look at the tab.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page: Option<String>,
     pub session: Option<String>,
     pub source: Source,
     /// The named client the call came from (its token's name, never what the client says).

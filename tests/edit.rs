@@ -22,6 +22,7 @@ fn rule(
         matches: RuleMatch {
             command_prefix: prefix.map(str::to_string),
             path_glob: glob.map(str::to_string),
+            origin: None,
         },
         description: None,
         examples: None,

@@ -6,6 +6,7 @@ mod util;
 mod attacks;
 mod audit;
 mod bridge;
+mod browser;
 mod classifier;
 mod cli;
 mod edit;

@@ -22,17 +22,20 @@ use crate::util::Fixture;
 const BIN: &str = env!("CARGO_BIN_EXE_ground-link");
 
 /// A bridge with its native-messaging socket under `<base>/run/ground-link/`.
-struct Running {
-    server: Server,
+pub(crate) struct Running {
+    pub(crate) server: Server,
     _listener: NativeListener,
-    run_dir: PathBuf,
+    pub(crate) run_dir: PathBuf,
 }
 
 fn start(f: &Fixture) -> Running {
     start_with(f, Arc::new(AllowOnceApprover))
 }
 
-fn start_with(f: &Fixture, approver: Arc<dyn ground_link::approval::Approver>) -> Running {
+pub(crate) fn start_with(
+    f: &Fixture,
+    approver: Arc<dyn ground_link::approval::Approver>,
+) -> Running {
     let server = Server::start(f, approver, ApprovalMode::Ask, Duration::from_secs(10));
     let run_dir = f.base().join("run");
     let listener = {
@@ -51,13 +54,13 @@ fn start_with(f: &Fixture, approver: Arc<dyn ground_link::approval::Approver>) -
 }
 
 /// The host as Chrome runs it: `path` plus the caller origin, frames on stdin and stdout.
-struct Host {
+pub(crate) struct Host {
     child: Child,
     stdin: Option<ChildStdin>,
-    frames: mpsc::Receiver<Vec<u8>>,
+    pub(crate) frames: mpsc::Receiver<Vec<u8>>,
 }
 
-fn spawn_host(run_dir: &Path, args: &[&str]) -> Host {
+pub(crate) fn spawn_host(run_dir: &Path, args: &[&str]) -> Host {
     let mut child = Command::new(BIN)
         .args(args)
         .env("XDG_RUNTIME_DIR", run_dir)
@@ -89,7 +92,7 @@ fn spawn_host(run_dir: &Path, args: &[&str]) -> Host {
     }
 }
 
-fn origin() -> String {
+pub(crate) fn origin() -> String {
     native::allowed_origin()
 }
 
@@ -101,18 +104,18 @@ impl Host {
         w.flush().unwrap();
     }
 
-    fn send(&mut self, v: Value) {
+    pub(crate) fn send(&mut self, v: Value) {
         self.send_raw(v.to_string().as_bytes());
     }
 
-    fn frame(&self) -> Vec<u8> {
+    pub(crate) fn frame(&self) -> Vec<u8> {
         self.frames
             .recv_timeout(Duration::from_secs(60))
             .expect("the host answered within 60 s")
     }
 
     /// The next whole answer, with the number of frames it came in; chunks are joined.
-    fn answer(&self) -> (Value, usize) {
+    pub(crate) fn answer(&self) -> (Value, usize) {
         let first = self.frame();
         assert!(
             first.len() <= native::MAX_OUT,
@@ -140,7 +143,7 @@ impl Host {
     }
 
     /// Close stdin as Chrome does when the port closes; the host must then exit on its own.
-    fn close(mut self) -> std::process::ExitStatus {
+    pub(crate) fn close(mut self) -> std::process::ExitStatus {
         drop(self.stdin.take());
         for _ in 0..200 {
             if let Some(s) = self.child.try_wait().unwrap() {

@@ -53,6 +53,8 @@ pub struct ApprovalView {
     /// Why the engine asks (the decision's reason), escaped.
     pub why: String,
     pub command_parts: Vec<String>,
+    /// Browser tools: what the call does on which page, escaped.
+    pub page: Option<String>,
     pub diff: Vec<DiffLine>,
     /// Lines of the diff left out.
     pub diff_cut: usize,
@@ -123,6 +125,7 @@ impl ApprovalView {
             risk: request.risk,
             why: d.why,
             command_parts: d.command_parts,
+            page: d.page,
             diff,
             diff_cut,
             // The diff is drawn from its typed lines above; the other blocks as they are.
@@ -166,6 +169,7 @@ pub(crate) mod tests {
                 steps: vec![],
             },
             command_parts: vec![],
+            page: None,
             diff: Some("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old\n+new\u{202E}\n same\n".into()),
             session: Some("chat.example/c/1".into()),
             source: Source::Bridge,
@@ -177,6 +181,7 @@ pub(crate) mod tests {
                 matches: RuleMatch {
                     command_prefix: None,
                     path_glob: Some("src/**".into()),
+                    origin: None,
                 },
                 description: None,
                 examples: None,

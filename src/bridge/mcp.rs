@@ -87,6 +87,7 @@ pub(crate) fn service(
         .with_allowed_origins(Vec::<String>::new())
         .enforce_origin_validation()
         .with_cancellation_token(bridge.closing.child_token());
+    announce_tool_changes(Arc::clone(&bridge));
     StreamableHttpService::new(
         move || {
             Ok(McpServer {
@@ -98,17 +99,60 @@ pub(crate) fn service(
     )
 }
 
+/// Every open MCP session's peer, told when browser tools come or go.
+#[derive(Default)]
+pub(crate) struct Peers(std::sync::Mutex<Vec<rmcp::Peer<RoleServer>>>);
+
+impl Peers {
+    fn add(&self, peer: rmcp::Peer<RoleServer>) {
+        let mut peers = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        peers.retain(|p| !p.is_transport_closed());
+        peers.push(peer);
+    }
+
+    fn all(&self) -> Vec<rmcp::Peer<RoleServer>> {
+        let mut peers = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        peers.retain(|p| !p.is_transport_closed());
+        peers.clone()
+    }
+}
+
+/// `notifications/tools/list_changed` to every session whenever a browser with browser tools
+/// connects or leaves (DESIGN §8.1).
+fn announce_tool_changes(bridge: Arc<Bridge>) {
+    let mut changes = bridge.browsers().changes();
+    let closing = bridge.closing.clone();
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                c = changes.changed() => if c.is_err() { return },
+                () = closing.cancelled() => return,
+            }
+            for peer in bridge.mcp_peers.all() {
+                if let Err(e) = peer.notify_tool_list_changed().await {
+                    tracing::debug!("an MCP session missed tools/list_changed: {e}");
+                }
+            }
+        }
+    });
+}
+
 /// What ground-link says of itself to an MCP client, over `/mcp` and the stdio relay alike.
 pub(crate) fn server_info() -> ServerConfig {
-    ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-        .with_server_info(Implementation::new(
-            "ground-link",
-            env!("CARGO_PKG_VERSION"),
-        ))
-        .with_instructions(
-            "ground-link runs tools on the person's files inside one sandbox folder. Calls that \
+    ServerConfig::new(
+        ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build(),
+    )
+    .with_server_info(Implementation::new(
+        "ground-link",
+        env!("CARGO_PKG_VERSION"),
+    ))
+    .with_instructions(
+        "ground-link runs tools on the person's files inside one sandbox folder. Calls that \
              are not read-only ask the person first; a denied call says why.",
-        )
+    )
 }
 
 /// One MCP connection's handler: a thin adapter over the bridge's engine.
@@ -127,8 +171,15 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let tools = crate::tools::registry().iter().map(tool).collect();
+        let mut tools: Vec<Tool> = crate::tools::registry().iter().map(tool).collect();
+        if self.bridge.browsers().available() {
+            tools.extend(crate::tools::browser_registry().iter().map(tool));
+        }
         Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        self.bridge.mcp_peers.add(context.peer);
     }
 
     async fn call_tool(
@@ -139,6 +190,7 @@ impl ServerHandler for McpServer {
         let name = request.name.to_string();
         if !crate::tools::registry()
             .iter()
+            .chain(crate::tools::browser_registry())
             .any(|t| t.name.as_str() == name)
         {
             // A protocol error, as MCP asks for an unknown tool (the engine would answer a

@@ -15,6 +15,7 @@
 //! - nothing here answers an approval: the broker asks the host's own approver.
 
 pub mod broker;
+pub mod browser;
 pub mod clients;
 mod mcp;
 pub mod native;
@@ -98,6 +99,10 @@ pub struct Bridge {
     mcp_sessions: Mutex<mcp::Sessions>,
     /// The extension's last adapter problems per chat site (`POST /adapter-health`).
     adapters: Mutex<BTreeMap<String, wire::AdapterProblem>>,
+    /// Browsers connected over native messaging, which run the browser tools.
+    browsers: Arc<browser::Browsers>,
+    /// Open MCP sessions, told when the tool list changes.
+    mcp_peers: mcp::Peers,
 }
 
 /// At most this many sites are remembered, each with at most this many problems of at most
@@ -216,6 +221,11 @@ impl Bridge {
 
     pub fn broker(&self) -> &Arc<Broker> {
         &self.broker
+    }
+
+    /// The browsers connected over native messaging.
+    pub fn browsers(&self) -> &Arc<browser::Browsers> {
+        &self.browsers
     }
 
     pub fn engine(&self) -> &Arc<Engine> {
@@ -347,7 +357,12 @@ pub async fn bind(
         clients: clients::Clients::new(clients::default_location(&engine_paths)),
         mcp_sessions: Mutex::new(mcp::Sessions::default()),
         adapters: Mutex::new(BTreeMap::new()),
+        browsers: Arc::new(browser::Browsers::default()),
+        mcp_peers: mcp::Peers::default(),
     });
+    bridge
+        .engine
+        .set_browser(Arc::clone(&bridge.browsers) as Arc<dyn crate::engine::BrowserLink>);
     Ok(Bound { bridge, listener })
 }
 

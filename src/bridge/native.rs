@@ -341,6 +341,7 @@ async fn connection(bridge: Arc<Bridge>, mut stream: tokio::net::UnixStream) {
     // not read until one is done, so a peer that sends and never reads holds a bounded amount
     // of memory (each message may be up to MAX_IN).
     let running = Arc::new(tokio::sync::Semaphore::new(PER_CONNECTION));
+    let me = super::browser::connection_id();
     loop {
         let frame = tokio::select! {
             f = read_frame_async(&mut reader, MAX_IN) => f,
@@ -348,6 +349,21 @@ async fn connection(bridge: Arc<Bridge>, mut stream: tokio::net::UnixStream) {
         };
         match frame {
             Ok(Frame::Message(body)) => {
+                // The browser's own messages: quick, answered in order, never queued behind
+                // calls that wait for the person.
+                match browser_message(&body) {
+                    Some(BrowserMessage::Hello(tools)) => {
+                        bridge.browsers().hello(me, tx.clone(), tools);
+                        let ack = br#"{"type":"browser.hello","ok":true}"#.to_vec();
+                        let _ = tx.send(ack).await;
+                        continue;
+                    }
+                    Some(BrowserMessage::Result(m)) => {
+                        bridge.browsers().result(me, m);
+                        continue;
+                    }
+                    None => {}
+                }
                 let Ok(permit) = Arc::clone(&running).acquire_owned().await else {
                     break;
                 };
@@ -370,8 +386,34 @@ async fn connection(bridge: Arc<Bridge>, mut stream: tokio::net::UnixStream) {
             Ok(Frame::End) | Err(_) => break,
         }
     }
+    bridge.browsers().gone(me);
     drop(tx);
     let _ = writing.await;
+}
+
+enum BrowserMessage {
+    /// `{"type":"browser.hello","tools":bool}`
+    Hello(bool),
+    /// `{"type":"browser.result","id",…}`
+    Result(serde_json::Map<String, serde_json::Value>),
+}
+
+/// The extension's browser-tool messages (DESIGN §8.3); anything else is a call or pairing.
+fn browser_message(body: &[u8]) -> Option<BrowserMessage> {
+    // Cheap test first: a call can be megabytes, and is parsed again by the engine.
+    if !body.windows(9).any(|w| w == b"\"browser.") {
+        return None;
+    }
+    let serde_json::Value::Object(m) = serde_json::from_slice(body).ok()? else {
+        return None;
+    };
+    match m.get("type").and_then(|t| t.as_str()) {
+        Some("browser.hello") => Some(BrowserMessage::Hello(
+            m.get("tools").and_then(|t| t.as_bool()) == Some(true),
+        )),
+        Some("browser.result") => Some(BrowserMessage::Result(m)),
+        _ => None,
+    }
 }
 
 /// One message: a call in the shape of `POST /exec`, run through the broker and the engine

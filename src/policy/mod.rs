@@ -57,6 +57,9 @@ pub struct CallFacts<'a> {
     pub session: Option<&'a str>,
     /// Set when the call was not found in a recognised model reply: it is always asked about.
     pub provenance: Option<Provenance>,
+    /// Browser tools: what the page the call acts on makes of it (none for `check`, which
+    /// cannot look at a tab: the call is then judged as if on an unknown page).
+    pub browser: Option<&'a crate::tools::browser::BrowserFacts>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -155,9 +158,12 @@ fn risk_apart_from_secrets(
     base: Risk,
     settings: &PolicySettings<'_>,
 ) -> Risk {
-    let mut risk = match facts.analysis {
-        Some(a) => a.risk,
-        None => base,
+    let mut risk = match (facts.analysis, facts.browser) {
+        (Some(a), _) => a.risk,
+        (None, Some(b)) => b.risk.max(base),
+        // A browser call judged without a look at its page (`check`) is never `safe`.
+        (None, None) if facts.tool.is_browser() => base.max(Risk::Moderate),
+        (None, None) => base,
     };
     if facts.paths.iter().any(|p| !p.inside) {
         risk = risk.max(Risk::Moderate);
@@ -187,6 +193,7 @@ pub fn decide(
             paths: &rel_paths,
             parts: facts.analysis.map(|a| a.parts.as_slice()).unwrap_or(&[]),
             parsed: facts.analysis.is_none_or(|a| a.parse_error.is_none()),
+            origin: None,
         };
         // Trusted file layers, and this conversation's grants (the person's own answers).
         out.network = snap.allow.grants_network(&subject)
@@ -226,6 +233,26 @@ fn decide_inner(
             format!("catastrophic command: {why}; this is never allowed"),
             None,
             vec![],
+        );
+    }
+
+    // Pages no browser tool acts on (the browser's own, local files, extension stores),
+    // whatever the rules say (DESIGN §8.3).
+    if let Some(why) = facts.browser.and_then(|b| b.never.as_ref()) {
+        return t.end(
+            StepKind::Protected,
+            Verdict::Deny,
+            Risk::Dangerous,
+            format!("{why}; this is never allowed"),
+            None,
+            vec![],
+        );
+    }
+    if facts.tool.is_browser() && facts.browser.is_none() {
+        // `check` cannot look at the tab: say what the call would do without claiming it safe.
+        t.pass(
+            StepKind::Validate,
+            "the page is not known here (the extension looks at it when the call runs)",
         );
     }
 
@@ -319,6 +346,11 @@ fn decide_inner(
         force_why = p.why_ask().to_string();
         t.pass(StepKind::Validate, force_why.clone());
     }
+    if let Some(why) = facts.browser.and_then(|b| b.must_ask.as_ref()) {
+        force_ask = true;
+        force_why = why.clone();
+        t.pass(StepKind::Protected, force_why.clone());
+    }
     if let Some(p) = facts.paths.iter().find(|p| p.write && p.protected()) {
         if settings.sandbox != SandboxMode::FullAccess {
             return t.end(
@@ -353,6 +385,7 @@ fn decide_inner(
         paths: &rel_paths,
         parts,
         parsed: facts.analysis.is_none_or(|a| a.parse_error.is_none()),
+        origin: facts.browser.and_then(|b| b.origin.as_deref()),
     };
 
     // 5. Deny rules, every layer (an untrusted project file may still forbid).

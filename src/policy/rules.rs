@@ -38,6 +38,8 @@ pub struct CompiledRule {
     tool: Option<ToolName>,
     prefix: Option<Vec<String>>,
     glob: Option<(Glob, GlobMatcher)>,
+    /// Browser tools: the origin glob.
+    origin: Option<GlobMatcher>,
 }
 
 /// What a call looks like to the rules.
@@ -50,6 +52,8 @@ pub struct Subject<'a> {
     pub parts: &'a [CommandPart],
     /// For `exec_cmd`: whether the line parsed cleanly (an allow never covers one that did not).
     pub parsed: bool,
+    /// For browser tools: the origin of the page acted on (none when it has no origin).
+    pub origin: Option<&'a str>,
 }
 
 impl CompiledRule {
@@ -95,6 +99,18 @@ impl CompiledRule {
                 Some((glob, matcher))
             }
         };
+        let origin = match &rule.matches.origin {
+            None => None,
+            Some(o) => {
+                if tool.is_some_and(|t| !t.is_browser()) {
+                    return Err(invalid(
+                        id,
+                        "`origin` only applies to browser tools (navigate_to, click_element, …)",
+                    ));
+                }
+                Some(compile_origin(o).map_err(|e| invalid(id, e))?)
+            }
+        };
         if rule.network && (rule.action != RuleAction::Allow || tool != Some(ToolName::ExecCmd)) {
             return Err(invalid(
                 id,
@@ -107,6 +123,7 @@ impl CompiledRule {
             tool,
             prefix,
             glob,
+            origin,
         };
         compiled.check_examples()?;
         Ok(compiled)
@@ -140,7 +157,15 @@ impl CompiledRule {
             None => true,
             Some((_, g)) => s.paths.iter().any(|path| g.is_match(path)),
         };
-        prefix_ok && glob_ok
+        prefix_ok && glob_ok && self.origin_ok(s)
+    }
+
+    /// A rule with an origin glob matches only a call on a page whose origin it names.
+    fn origin_ok(&self, s: &Subject<'_>) -> bool {
+        match &self.origin {
+            None => true,
+            Some(g) => s.origin.is_some_and(|o| g.is_match(o)),
+        }
     }
 
     /// Allow semantics: does the rule cover every part and every path?
@@ -161,7 +186,7 @@ impl CompiledRule {
             None => true,
             Some((_, g)) => !s.paths.is_empty() && s.paths.iter().all(|path| g.is_match(path)),
         };
-        prefix_ok && glob_ok
+        prefix_ok && glob_ok && self.origin_ok(s)
     }
 
     /// Check the rule against its own `examples`; a rule that disagrees with them is refused.
@@ -170,15 +195,29 @@ impl CompiledRule {
             return Ok(());
         };
         let as_command = self.prefix.is_some() || self.tool == Some(ToolName::ExecCmd);
+        let as_origin = self.origin.is_some();
         let root = std::path::Path::new("/nonexistent-ground-link-example-root");
         let check = |example: &str| -> bool {
-            if as_command {
+            if as_origin {
+                let subject = Subject {
+                    tool: self.tool.unwrap_or(ToolName::ClickElement),
+                    paths: &[],
+                    parts: &[],
+                    parsed: true,
+                    origin: Some(example),
+                };
+                match self.rule.action {
+                    RuleAction::Allow => self.covers_all(&subject),
+                    RuleAction::Deny | RuleAction::Ask => self.matches_any(&subject),
+                }
+            } else if as_command {
                 let analysis = classify(example, &ClassifyContext { root, home: None });
                 let subject = Subject {
                     tool: ToolName::ExecCmd,
                     paths: &[],
                     parts: &analysis.parts,
                     parsed: analysis.parse_error.is_none(),
+                    origin: None,
                 };
                 match self.rule.action {
                     RuleAction::Allow => self.covers_all(&subject),
@@ -191,6 +230,7 @@ impl CompiledRule {
                     paths: &paths,
                     parts: &[],
                     parsed: true,
+                    origin: None,
                 };
                 match self.rule.action {
                     RuleAction::Allow => self.covers_all(&subject),
@@ -349,6 +389,27 @@ impl RuleIndex {
     }
 }
 
+/// An origin glob (`https://*.example.com`, `http://127.0.0.1:*`): a scheme, `://` and a host
+/// part, no path; `*` never crosses a `/`, and hosts compare without regard to case.
+fn compile_origin(g: &str) -> Result<GlobMatcher, String> {
+    let Some((scheme, host)) = g.split_once("://") else {
+        return Err(format!(
+            "`origin` {g:?} needs a scheme, like https://example.com or https://*.example.com"
+        ));
+    };
+    if scheme.is_empty() || host.is_empty() || host.contains('/') {
+        return Err(format!(
+            "`origin` {g:?} must be scheme://host[:port] with no path, like https://*.example.com"
+        ));
+    }
+    GlobBuilder::new(g)
+        .literal_separator(true)
+        .case_insensitive(true)
+        .build()
+        .map(|glob| glob.compile_matcher())
+        .map_err(|e| format!("`origin` {g:?} is not a valid glob: {e}"))
+}
+
 /// The first component of a glob when it is a plain folder name and more components follow.
 fn literal_first_dir(glob: &str) -> Option<&str> {
     let (first, rest) = glob.split_once('/')?;
@@ -418,12 +479,12 @@ pub fn expand_shorthand(text: &str, action: RuleAction) -> Result<Vec<Rule>, Rul
             }
             RuleMatch {
                 command_prefix: Some(prefix.to_string()),
-                path_glob: None,
+                ..RuleMatch::default()
             }
         }
         (_, Some(a)) => RuleMatch {
-            command_prefix: None,
             path_glob: Some(a.to_string()),
+            ..RuleMatch::default()
         },
     };
     Ok(tools
@@ -468,6 +529,7 @@ mod tests {
             matches: RuleMatch {
                 command_prefix: Some("npm test".into()),
                 path_glob: None,
+                origin: None,
             },
             description: None,
             examples: None,
@@ -486,6 +548,7 @@ mod tests {
                 paths: &[],
                 parts: &parts,
                 parsed: true,
+                origin: None,
             };
             assert_eq!(r.covers_all(&s), want, "{cmd:?}");
         }
@@ -581,7 +644,7 @@ mod tests {
                         id: format!("r{i}"),
                         action: [RuleAction::Allow, RuleAction::Deny, RuleAction::Ask][*action],
                         tool: tool.into(),
-                        matches: RuleMatch { command_prefix: w.map(|w| words[w].to_string()), path_glob: g.map(|g| globs[g].to_string()) },
+                        matches: RuleMatch { command_prefix: w.map(|w| words[w].to_string()), path_glob: g.map(|g| globs[g].to_string()), origin: None },
                         description: None,
                         examples: None,
                         network: false,
@@ -598,6 +661,7 @@ mod tests {
                 paths: &path_list,
                 parts: &analysis.parts,
                 parsed: analysis.parse_error.is_none(),
+                origin: None,
             };
             let any = rules.iter().find(|r| r.matches_any(&subject)).map(|r| r.id().to_string());
             let all = rules.iter().find(|r| r.covers_all(&subject)).map(|r| r.id().to_string());

@@ -3,6 +3,7 @@
 //! Arguments are parsed once into a typed [`ToolArgs`] (unknown fields and wrong types are
 //! errors that name the field); everything after that works on the typed value.
 
+pub mod browser;
 pub mod exec;
 pub mod fs;
 pub mod search;
@@ -41,6 +42,7 @@ pub enum ToolArgs {
     WriteFile(WriteFileArgs),
     EditFile(EditFileArgs),
     ExecCmd(ExecCmdArgs),
+    Browser(browser::BrowserArgs),
 }
 
 impl ToolArgs {
@@ -53,6 +55,7 @@ impl ToolArgs {
             ToolArgs::WriteFile(_) => ToolName::WriteFile,
             ToolArgs::EditFile(_) => ToolName::EditFile,
             ToolArgs::ExecCmd(_) => ToolName::ExecCmd,
+            ToolArgs::Browser(a) => a.tool(),
         }
     }
 
@@ -66,6 +69,7 @@ impl ToolArgs {
             ToolArgs::WriteFile(a) => vec![a.path.as_str()],
             ToolArgs::EditFile(a) => vec![a.path.as_str()],
             ToolArgs::ExecCmd(a) => a.cwd.as_deref().into_iter().collect(),
+            ToolArgs::Browser(_) => Vec::new(),
         }
     }
 }
@@ -113,6 +117,11 @@ pub fn parse_args(name: &str, args: &Map<String, Value>) -> Result<ToolArgs, Arg
         ToolName::WriteFile => ToolArgs::WriteFile(typed(tool, args)?),
         ToolName::EditFile => ToolArgs::EditFile(typed(tool, args)?),
         ToolName::ExecCmd => ToolArgs::ExecCmd(typed(tool, args)?),
+        _ => match browser::parse(tool, args) {
+            Some(Ok(a)) => ToolArgs::Browser(a),
+            Some(Err(detail)) => return Err(ArgError::Invalid { tool, detail }),
+            None => return Err(ArgError::UnknownTool(name.to_string())),
+        },
     })
 }
 
@@ -218,6 +227,73 @@ pub fn registry() -> &'static [ToolSpec] {
     &REGISTRY
 }
 
+/// The browser tools (DESIGN §8.3), listed while a browser with browser tools switched on is
+/// connected.
+pub fn browser_registry() -> &'static [ToolSpec] {
+    static REGISTRY: LazyLock<Vec<ToolSpec>> = LazyLock::new(|| {
+        use browser::*;
+        let hints = |tool: ToolName| Annotations {
+            read_only_hint: tool == ToolName::SnapshotPage,
+            destructive_hint: matches!(tool, ToolName::SubmitForm | ToolName::CloseTab),
+            idempotent_hint: tool == ToolName::SnapshotPage,
+            open_world_hint: true,
+        };
+        let one = |tool: ToolName, description: &str, input_schema: Value| ToolSpec {
+            name: tool,
+            description: description.to_string(),
+            input_schema,
+            annotations: hints(tool),
+            risk: spec_risk(tool),
+        };
+        vec![
+            one(
+                ToolName::SnapshotPage,
+                "Outline the page in a browser tab (roles, names, links, form fields) with a ref such as e12 on every element you can act on; refs last until the next snapshot of that tab. Password and hidden field values are never shown. Args: tabId (default: the active tab).",
+                schema::<SnapshotPageArgs>(),
+            ),
+            one(
+                ToolName::NavigateTo,
+                "Load a URL in a browser tab and wait for it. Args: url (absolute, or relative to the page), tabId (default: the active tab).",
+                schema::<NavigateToArgs>(),
+            ),
+            one(
+                ToolName::ClickElement,
+                "Click an element. Args: ref (from snapshot_page, preferred) or selector (CSS), tabId.",
+                schema::<ElementArgs>(),
+            ),
+            one(
+                ToolName::InputText,
+                "Type text into a field (replacing its value), as a person would. Args: ref or selector, text, tabId.",
+                schema::<InputTextArgs>(),
+            ),
+            one(
+                ToolName::SubmitForm,
+                "Submit the form that holds an element. Args: ref or selector, tabId.",
+                schema::<ElementArgs>(),
+            ),
+            one(
+                ToolName::OpenTab,
+                "Open a URL in a new tab. Args: url (absolute).",
+                schema::<OpenTabArgs>(),
+            ),
+            one(
+                ToolName::CloseTab,
+                "Close a tab. Args: tabId (from browser://tabs).",
+                schema::<TabArgs>(),
+            ),
+            one(
+                ToolName::SwitchTab,
+                "Make a tab the active one. Args: tabId (from browser://tabs).",
+                schema::<TabArgs>(),
+            ),
+        ]
+    });
+    &REGISTRY
+}
+
 pub fn spec(tool: ToolName) -> Option<&'static ToolSpec> {
-    registry().iter().find(|s| s.name == tool)
+    registry()
+        .iter()
+        .chain(browser_registry())
+        .find(|s| s.name == tool)
 }

@@ -30,6 +30,7 @@ describe("the editable rule", () => {
     [{ commandPrefix: "npm" }, { commandPrefix: "npm" }],
     [{ commandPrefix: "  ", pathGlob: "src/**" }, { pathGlob: "src/**" }],
     [{ commandPrefix: "", pathGlob: "" }, {}],
+    [{ commandPrefix: "", origin: " https://shop.test " }, { origin: "https://shop.test" }],
   ])("blank fields are left out: %j", (edit, match) => {
     const f = { ...formFromRule(proposed), ...edit };
     expect(ruleFromForm(proposed, f).match).toEqual(match);

@@ -8,6 +8,7 @@ export interface RuleForm {
   tool: string;
   commandPrefix: string;
   pathGlob: string;
+  origin: string;
 }
 
 export function formFromRule(r: Rule): RuleForm {
@@ -16,12 +17,13 @@ export function formFromRule(r: Rule): RuleForm {
     tool: r.tool,
     commandPrefix: r.match?.commandPrefix ?? "",
     pathGlob: r.match?.pathGlob ?? "",
+    origin: r.match?.origin ?? "",
   };
 }
 
 /** The proposed rule with the person's edits; blank fields are left out, the action is allow. */
 export function ruleFromForm(base: Rule, f: RuleForm): Rule {
-  return { ...base, id: f.id.trim(), tool: f.tool.trim(), action: "allow", match: matchFrom(f.commandPrefix, f.pathGlob) };
+  return { ...base, id: f.id.trim(), tool: f.tool.trim(), action: "allow", match: matchFrom(f.commandPrefix, f.pathGlob, f.origin) };
 }
 
 /** `network`: the person switched the network on for this answer (DESIGN §4). */

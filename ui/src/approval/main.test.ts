@@ -24,6 +24,7 @@ const view: ApprovalView = {
   scopes: ["once", "session", "project", "global"],
   timeoutMs: 120000,
   networkOff: false,
+  page: null,
   deadlineMs: Date.now() + 120000,
 };
 
@@ -115,6 +116,34 @@ describe("the approval page", () => {
         {
           callId: "c-1b",
           answer: { type: "allow", scope: "project", rule: { id: "allow-write_file-notes", action: "allow", tool: "write_file", match: { pathGlob: "notes/today.md" } } },
+        },
+      ]),
+    );
+  });
+
+  it("a browser call shows its page, and allowing it for the project keeps the rule to that site", async () => {
+    push?.({
+      current: {
+        ...view,
+        callId: "c-page",
+        tool: "click_element",
+        diff: [],
+        args: [{ name: "ref", value: "\"e3\"", cut: false }],
+        page: 'click_element button "Pay" on https://shop.test/cart',
+        proposedRule: { id: "allow-click_element-https-shop-test", action: "allow", tool: "click_element", match: { origin: "https://shop.test" } },
+      },
+      queued: 0,
+      language: "en",
+    });
+    expect(document.getElementById("page")?.textContent).toBe('click_element button "Pay" on https://shop.test/cart');
+    expect((document.getElementById("rule-origin") as HTMLInputElement).value).toBe("https://shop.test");
+    await vi.waitFor(() => expect((document.getElementById("allow-project") as HTMLButtonElement).disabled).toBe(false), { timeout: 2000 });
+    (document.getElementById("allow-project") as HTMLButtonElement).click();
+    await vi.waitFor(() =>
+      expect(answers()).toEqual([
+        {
+          callId: "c-page",
+          answer: { type: "allow", scope: "project", rule: { id: "allow-click_element-https-shop-test", action: "allow", tool: "click_element", match: { origin: "https://shop.test" } } },
         },
       ]),
     );

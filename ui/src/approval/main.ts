@@ -67,6 +67,7 @@ function render(state: DialogState): void {
     h("section", {}, h("h2", { text: t("why") }), h("p", { id: "why", text: v.why })),
     h("section", {}, h("h2", { text: t("args") }),
       h("dl", { id: "args" }, ...v.args.flatMap((a) => [h("dt", { text: a.name }), h("dd", {}, h("pre", { text: a.value }))]))),
+    v.page ? h("section", {}, h("h2", { text: t("page") }), h("p", { id: "page", text: v.page })) : null,
     v.commandParts.length > 0
       ? h("section", {}, h("h2", { text: t("parts") }), h("ul", { id: "parts" }, ...v.commandParts.map((p) => h("li", {}, h("code", { text: p })))))
       : null,
@@ -85,7 +86,8 @@ function render(state: DialogState): void {
             field("rule-id", t("ruleId"), form.id),
             field("rule-tool", t("ruleTool"), form.tool),
             field("rule-prefix", t("rulePrefix"), form.commandPrefix),
-            field("rule-glob", t("ruleGlob"), form.pathGlob)))
+            field("rule-glob", t("ruleGlob"), form.pathGlob),
+            ...(form.origin || v.page ? [field("rule-origin", t("ruleOrigin"), form.origin)] : [])))
       : null,
     // Off unless the person switches it on; the switch itself approves nothing.
     v.networkOff
@@ -131,6 +133,8 @@ async function answerAllow(scope: (typeof SCOPE_BUTTONS)[number]["scope"]): Prom
   if (!shown || performance.now() < armedAt) return;
   const rule = scope === "once" ? null : ruleFromForm(shown.proposedRule, {
     id: value("rule-id"), tool: value("rule-tool"), commandPrefix: value("rule-prefix"), pathGlob: value("rule-glob"),
+    // Shown for browser calls only; any other rule has no origin to keep.
+    origin: document.getElementById("rule-origin") ? value("rule-origin") : "",
   });
   const network = (document.getElementById("network-on") as HTMLInputElement | null)?.checked ?? false;
   await send(allowAnswer(scope, rule, network));

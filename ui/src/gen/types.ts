@@ -46,6 +46,8 @@ export type ApprovalView = {
   diffCut: number;
   /** The command would run with no network: the dialog shows "network: off" and a switch. */
   networkOff: boolean;
+  /** Browser tools: what the call does on which page, escaped. */
+  page: string | null;
   proposedRule: Rule;
   reason: string | null;
   risk: Risk;
@@ -262,6 +264,11 @@ export type RuleMatch = {
    * `npm tests`).
    */
   commandPrefix?: string | null;
+  /**
+   * Browser tools only: matched against the origin of the page the call acts on
+   * (`https://*.example.com`), checked when the call runs (DESIGN §8.3).
+   */
+  origin?: string | null;
   /** Matched against the resolved path relative to the sandbox root. */
   pathGlob?: string | null;
 };
@@ -357,8 +364,11 @@ export type Step = {
 /** The pipeline steps of DESIGN §5.1, in order. */
 export type StepKind = "validate" | "jail" | "sandbox" | "protected" | "catastrophic" | "denyRule" | "askRule" | "classify" | "allowRule" | "sessionGrant" | "mode" | "default";
 
-/** The seven sandbox tools of DESIGN §3. */
-export type ToolName = "list_dir" | "read_file" | "glob" | "grep" | "write_file" | "edit_file" | "exec_cmd";
+/**
+ * The seven sandbox tools of DESIGN §3, and the browser tools of §8.3 (run by the extension
+ * over native messaging, decided by the same engine).
+ */
+export type ToolName = "list_dir" | "read_file" | "glob" | "grep" | "write_file" | "edit_file" | "exec_cmd" | "navigate_to" | "click_element" | "input_text" | "submit_form" | "open_tab" | "close_tab" | "switch_tab" | "snapshot_page";
 
 /**
  * What the project file's trust would change: the text last trusted and the text in force,

@@ -4,9 +4,11 @@ import { decisionLines, editFromText, fieldsFromRule, hookFromFields, isShorthan
 
 describe("rules from the form", () => {
   it.each([
-    [{ id: "", action: "deny", tool: "exec_cmd", commandPrefix: "curl", pathGlob: "", description: "" }, { id: "deny-exec-cmd-curl", action: "deny", tool: "exec_cmd", match: { commandPrefix: "curl" } }],
-    [{ id: "", action: "deny", tool: "", commandPrefix: "", pathGlob: "**/.env*", description: "secrets" }, { id: "deny-any-env", action: "deny", tool: "*", match: { pathGlob: "**/.env*" }, description: "secrets" }],
-    [{ id: " mine ", action: "allow", tool: "Bash", commandPrefix: " npm test ", pathGlob: "", description: "" }, { id: "mine", action: "allow", tool: "Bash", match: { commandPrefix: "npm test" } }],
+    [{ id: "", action: "deny", tool: "exec_cmd", commandPrefix: "curl", pathGlob: "", origin: "", description: "" }, { id: "deny-exec-cmd-curl", action: "deny", tool: "exec_cmd", match: { commandPrefix: "curl" } }],
+    [{ id: "", action: "deny", tool: "", commandPrefix: "", pathGlob: "**/.env*", origin: "", description: "secrets" }, { id: "deny-any-env", action: "deny", tool: "*", match: { pathGlob: "**/.env*" }, description: "secrets" }],
+    [{ id: " mine ", action: "allow", tool: "Bash", commandPrefix: " npm test ", pathGlob: "", origin: "", description: "" }, { id: "mine", action: "allow", tool: "Bash", match: { commandPrefix: "npm test" } }],
+    // A site rule keeps its site through an edit: without it the rule would cover every site.
+    [{ id: "", action: "allow", tool: "click_element", commandPrefix: "", pathGlob: "", origin: " https://*.shop.test ", description: "" }, { id: "allow-click-element-https-shop-test", action: "allow", tool: "click_element", match: { origin: "https://*.shop.test" } }],
   ] as const)("%j", (fields, want) => {
     const rule = ruleFromFields({ ...fields });
     expect(rule).toEqual(want);

@@ -10,6 +10,7 @@ export interface RuleFields {
   tool: string;
   commandPrefix: string;
   pathGlob: string;
+  origin: string;
   description: string;
 }
 
@@ -18,9 +19,9 @@ export function slug(s: string): string {
 }
 
 export function ruleFromFields(f: RuleFields): Rule {
-  const match = matchFrom(f.commandPrefix, f.pathGlob);
+  const match = matchFrom(f.commandPrefix, f.pathGlob, f.origin);
   const tool = f.tool.trim() || "*";
-  const id = f.id.trim() || `${f.action}-${slug([tool === "*" ? "any" : tool, match.commandPrefix ?? match.pathGlob ?? ""].join(" "))}`;
+  const id = f.id.trim() || `${f.action}-${slug([tool === "*" ? "any" : tool, match.commandPrefix ?? match.pathGlob ?? match.origin ?? ""].join(" "))}`;
   const rule: Rule = { id, action: f.action, tool, match };
   if (f.description.trim()) rule.description = f.description.trim();
   return rule;
@@ -33,6 +34,7 @@ export function fieldsFromRule(r: Rule): RuleFields {
     tool: r.tool,
     commandPrefix: r.match?.commandPrefix ?? "",
     pathGlob: r.match?.pathGlob ?? "",
+    origin: r.match?.origin ?? "",
     description: r.description ?? "",
   };
 }

@@ -23,13 +23,13 @@ vi.mock("@tauri-apps/api/core", () => ({
 const DATA = [
   "/srv/sb", "/cfg/gl/permissions.json", "/etc/gl/managed.json", "/data/gl/log", "/state/gl", "0.1.0", "landlock", "W-home",
   "E-parse", "h-lint", "./lint.sh", "h-fmt", "./fmt.sh", "no-curl", "curl", "D-net", "Bash(git push *)",
-  "S-hook", "R-engine", "E-trust", "K-keyring", "W-keyring", "chrome-extension://abc", "S-chain",
+  "S-hook", "R-engine", "E-trust", "K-keyring", "W-keyring", "chrome-extension://abc", "S-chain", "https://*.example.com",
   '{"command":"curl x"}', "c-1", "chat.example/c/1", "2024-01-01T00:00:00Z", "E-load",
 ];
 
 /** Keys of the approval dialog (tested in approval/main.test.ts), never shown in this window. */
 const APPROVAL_ONLY = [
-  "risk", "reason", "why", "args", "parts", "diff", "diffCut", "ruleTitle", "allowOnce", "allowSession",
+  "risk", "reason", "why", "args", "parts", "page", "diff", "diffCut", "ruleTitle", "allowOnce", "allowSession",
   "allowProject", "allowGlobal", "deny", "denyReason", "queued", "timeLeft", "escHint", "networkOff", "networkAllow",
   "approvalLoadFailed",
 ];

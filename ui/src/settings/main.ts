@@ -138,7 +138,7 @@ function renderRuleList(): void {
   const ro = !f.editable;
   byId("rules-path").textContent = `${f.path}${f.exists ? "" : t("fileMissing")}${f.trusted === false ? t("fileUntrusted") : ""}${ro ? t("fileReadOnly") : ""}`;
   for (const r of f.rules) {
-    const m = [r.match?.commandPrefix ? t("matchCommand", { prefix: r.match.commandPrefix }) : "", r.match?.pathGlob ? t("matchPath", { glob: r.match.pathGlob }) : ""].filter(Boolean).join(t("listSep"));
+    const m = [r.match?.commandPrefix ? t("matchCommand", { prefix: r.match.commandPrefix }) : "", r.match?.pathGlob ? t("matchPath", { glob: r.match.pathGlob }) : "", r.match?.origin ? t("matchOrigin", { origin: r.match.origin }) : ""].filter(Boolean).join(t("listSep"));
     list.append(h("li", { class: `rule-${r.action}`, "data-id": r.id },
       h("b", { text: r.action }), ` ${r.id}: ${r.tool}${m ? t("matchNote", { match: m }) : ""}${r.description ? ` — ${r.description}` : ""} `,
       ro ? null : h("button", { type: "button", class: "small", text: t("edit"), onclick: () => startEdit(r.id) }),
@@ -170,6 +170,7 @@ function startEdit(id: string): void {
   byId<HTMLInputElement>("rule-tool").value = f.tool;
   byId<HTMLInputElement>("rule-prefix").value = f.commandPrefix;
   byId<HTMLInputElement>("rule-glob").value = f.pathGlob;
+  byId<HTMLInputElement>("rule-origin").value = f.origin;
   byId<HTMLInputElement>("rule-desc").value = f.description;
   byId("rule-add").textContent = t("saveRule", { id });
 }
@@ -189,13 +190,13 @@ async function applyEdit(edit: Parameters<typeof ipc.applyRule>[1]): Promise<boo
 async function addFromForm(): Promise<void> {
   const rule = ruleFromFields({
     id: val("rule-id"), action: val("rule-action") as RuleAction, tool: val("rule-tool"),
-    commandPrefix: val("rule-prefix"), pathGlob: val("rule-glob"), description: val("rule-desc"),
+    commandPrefix: val("rule-prefix"), pathGlob: val("rule-glob"), origin: val("rule-origin"), description: val("rule-desc"),
   });
   const ok = await applyEdit(editing ? { type: "update", id: editing, rule } : { type: "add", rule });
   if (ok) {
     editing = null;
     byId("rule-add").textContent = t("addRule");
-    for (const id of ["rule-id", "rule-prefix", "rule-glob", "rule-desc"]) byId<HTMLInputElement>(id).value = "";
+    for (const id of ["rule-id", "rule-prefix", "rule-glob", "rule-origin", "rule-desc"]) byId<HTMLInputElement>(id).value = "";
   }
 }
 
@@ -229,6 +230,7 @@ function renderRules(el: HTMLElement): void {
       h("label", { class: "field" }, h("span", { text: t("fieldTool") }), input("rule-tool", "exec_cmd")),
       h("label", { class: "field" }, h("span", { text: t("rulePrefix") }), input("rule-prefix", "", { placeholder: "npm test" })),
       h("label", { class: "field" }, h("span", { text: t("ruleGlob") }), input("rule-glob", "", { placeholder: "**/.env*" })),
+      h("label", { class: "field" }, h("span", { text: t("ruleOrigin") }), input("rule-origin", "", { placeholder: "https://*.example.com" })),
       h("label", { class: "field" }, h("span", { text: t("fieldIdOptional") }), input("rule-id", "")),
       h("label", { class: "field" }, h("span", { text: t("fieldDescription") }), input("rule-desc", ""))),
     h("div", { class: "actions" }, h("button", { id: "rule-add", type: "button", class: "btn", text: t("addRule"), onclick: () => void addFromForm() })),

@@ -1,0 +1,379 @@
+//! Suite: browser tools (DESIGN §8.3) end to end on the Rust side — an MCP client (rmcp over
+//! real HTTP) calls a browser tool; the engine looks at the page through the real native host
+//! (the process Chrome starts) and the bridge's socket, decides, asks the person, and only
+//! then has the browser act. The browser is played by this test on the host's stdin/stdout,
+//! speaking the extension's messages.
+
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ground_link::approval::Approver;
+use ground_link::protocol::{ApprovalAnswer, ApprovalRequest, Risk, Scope};
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, ContentBlock};
+use rmcp::service::{NotificationContext, RoleClient};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use serde_json::{Value, json};
+
+use crate::bridge::{TOKEN, audit_lines};
+use crate::native::{Host, origin, spawn_host, start_with};
+use crate::util::Fixture;
+
+/// Allows once and keeps every question.
+#[derive(Default)]
+struct Recorder {
+    asked: Mutex<Vec<ApprovalRequest>>,
+}
+
+#[async_trait::async_trait]
+impl Approver for Recorder {
+    async fn ask(&self, r: ApprovalRequest) -> ApprovalAnswer {
+        self.asked.lock().unwrap().push(r);
+        ApprovalAnswer::Allow {
+            scope: Scope::Once,
+            rule: None,
+            network: false,
+        }
+    }
+    fn name(&self) -> &'static str {
+        "recorder"
+    }
+}
+
+/// The browser's side: how it answers each `browser.call`, and every call it was sent.
+struct FakeBrowser {
+    seen: Arc<Mutex<Vec<Value>>>,
+    stop: mpsc::Sender<()>,
+    thread: Option<std::thread::JoinHandle<Host>>,
+}
+
+impl FakeBrowser {
+    /// Says hello through `host`, then answers calls with `answer(call) -> browser.result`.
+    fn start(mut host: Host, answer: fn(&Value) -> Value) -> FakeBrowser {
+        host.send(json!({"type": "browser.hello", "tools": true}));
+        let (ack, _) = host.answer();
+        assert_eq!(ack, json!({"type": "browser.hello", "ok": true}));
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let (stop, stopped) = mpsc::channel();
+        let log = Arc::clone(&seen);
+        let thread = std::thread::spawn(move || {
+            loop {
+                if stopped.try_recv().is_ok() {
+                    return host;
+                }
+                let Ok(frame) = host.frames.recv_timeout(Duration::from_millis(50)) else {
+                    continue;
+                };
+                let call: Value = serde_json::from_slice(&frame).unwrap();
+                if call["type"] != "browser.call" {
+                    continue;
+                }
+                log.lock().unwrap().push(call.clone());
+                let mut result = answer(&call);
+                result["type"] = json!("browser.result");
+                result["id"] = call["id"].clone();
+                host.send(result);
+            }
+        });
+        FakeBrowser {
+            seen,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    fn seen(&self) -> Vec<Value> {
+        self.seen.lock().unwrap().clone()
+    }
+
+    fn stop(mut self) -> Host {
+        let _ = self.stop.send(());
+        self.thread.take().unwrap().join().unwrap()
+    }
+}
+
+/// A shop: a cart page with a Pay button, a login page with a password field.
+fn shop(call: &Value) -> Value {
+    let tool = call["tool"].as_str().unwrap_or_default();
+    match call["op"].as_str() {
+        Some("inspect") => {
+            let mut target = json!({"tabId": 4, "url": "https://shop.test/cart", "title": "Cart", "chatTab": false});
+            match tool {
+                "click_element" => {
+                    target["element"] = json!({"tag": "button", "role": "button", "name": "Pay"})
+                }
+                "input_text" => {
+                    target["url"] = json!("https://shop.test/login");
+                    target["element"] = json!({"tag": "input", "role": "textbox", "name": "Password", "inputType": "password", "inForm": true})
+                }
+                "navigate_to" => {
+                    target["destination"] = json!(call["args"]["url"].as_str().unwrap_or_default())
+                }
+                _ => {}
+            }
+            json!({"ok": true, "target": target})
+        }
+        Some("run") => json!({"ok": true, "text": format!("did {tool}")}),
+        _ => json!({"ok": false, "error": "unknown op"}),
+    }
+}
+
+fn args(v: Value) -> serde_json::Map<String, Value> {
+    v.as_object().cloned().unwrap()
+}
+
+fn text_of(content: &[ContentBlock]) -> String {
+    content
+        .iter()
+        .filter_map(|c| match c {
+            ContentBlock::Text(t) => Some(t.text.clone()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn an_mcp_client_drives_the_browser_only_through_the_engine() {
+    let f = Fixture::new();
+    let recorder = Arc::new(Recorder::default());
+    let r = start_with(&f, recorder.clone());
+    let browser = FakeBrowser::start(spawn_host(&r.run_dir, &[&origin()]), shop);
+    let url = format!("{}/mcp", r.server.base);
+    r.server.runtime.block_on(async {
+        let transport = StreamableHttpClientTransport::from_config(
+            StreamableHttpClientTransportConfig::with_uri(url).auth_header(TOKEN),
+        );
+        let client = ().serve(transport).await.unwrap();
+        let names: Vec<String> = client
+            .list_all_tools()
+            .await
+            .unwrap()
+            .iter()
+            .map(|t| t.name.to_string())
+            .collect();
+        for t in [
+            "snapshot_page",
+            "click_element",
+            "navigate_to",
+            "submit_form",
+        ] {
+            assert!(names.iter().any(|n| n == t), "{t} listed: {names:?}");
+        }
+
+        // A click: the page is looked at, the person is shown what and where, then it runs
+        // on the tab and origin that were approved.
+        let res = client
+            .call_tool(
+                CallToolRequestParams::new("click_element")
+                    .with_arguments(args(json!({"ref": "e3"}))),
+            )
+            .await
+            .unwrap();
+        let text = text_of(&res.content);
+        assert_ne!(res.is_error, Some(true), "{text}");
+        assert!(text.contains("did click_element"), "{text}");
+        {
+            let asked = recorder.asked.lock().unwrap();
+            let q = asked.last().expect("the person was asked");
+            let page = q.page.as_deref().unwrap_or_default();
+            assert!(
+                page.contains("button \"Pay\"") && page.contains("https://shop.test/cart"),
+                "{page}"
+            );
+            // "Allow for this project" proposes this tool on this origin, not every site.
+            assert_eq!(
+                q.proposed_rule.matches.origin.as_deref(),
+                Some("https://shop.test")
+            );
+        }
+        let seen = browser.seen();
+        let run = seen.iter().find(|c| c["op"] == "run").expect("it ran");
+        assert_eq!(
+            run["expect"],
+            json!({"tabId": 4, "origin": "https://shop.test"})
+        );
+        assert_eq!(run["args"], json!({"ref": "e3"}));
+
+        // Typing into a password field is dangerous.
+        let res = client
+            .call_tool(
+                CallToolRequestParams::new("input_text")
+                    .with_arguments(args(json!({"ref": "e1", "text": "hunter2"}))),
+            )
+            .await
+            .unwrap();
+        assert_ne!(res.is_error, Some(true), "{}", text_of(&res.content));
+        let risk = recorder.asked.lock().unwrap().last().unwrap().risk;
+        assert_eq!(risk, Risk::Dangerous);
+
+        // The browser's own pages are refused without asking and without acting.
+        let before = recorder.asked.lock().unwrap().len();
+        let res = client
+            .call_tool(
+                CallToolRequestParams::new("navigate_to")
+                    .with_arguments(args(json!({"url": "chrome://settings/"}))),
+            )
+            .await
+            .unwrap();
+        let text = text_of(&res.content);
+        assert_eq!(res.is_error, Some(true), "{text}");
+        assert!(text.contains("never"), "{text}");
+        assert_eq!(recorder.asked.lock().unwrap().len(), before);
+        let runs = browser
+            .seen()
+            .iter()
+            .filter(|c| c["op"] == "run" && c["tool"] == "navigate_to")
+            .count();
+        assert_eq!(runs, 0, "a refused call never reaches the browser's run");
+
+        // Bad arguments never reach the browser at all.
+        let calls = browser.seen().len();
+        let res = client
+            .call_tool(
+                CallToolRequestParams::new("click_element")
+                    .with_arguments(args(json!({"ref": "e1", "selector": "a"}))),
+            )
+            .await
+            .unwrap();
+        assert_eq!(res.is_error, Some(true));
+        assert!(text_of(&res.content).contains("not both"));
+        assert_eq!(browser.seen().len(), calls);
+        client.cancel().await.unwrap();
+    });
+    let audit = audit_lines(&f);
+    assert!(
+        audit
+            .iter()
+            .any(|l| l["tool"] == "click_element" && l["status"] == "success"),
+        "{audit:?}"
+    );
+    assert!(
+        audit
+            .iter()
+            .any(|l| l["tool"] == "navigate_to" && l["status"] == "denied"),
+        "{audit:?}"
+    );
+    let host = browser.stop();
+    host.close();
+}
+
+/// The browser's answer to `run` when the tab moved on since it was looked at.
+fn moved_on(call: &Value) -> Value {
+    match call["op"].as_str() {
+        Some("inspect") => {
+            json!({"ok": true, "target": {"tabId": 2, "url": "http://127.0.0.1:9/form", "element": {"tag": "a"}}})
+        }
+        _ => {
+            json!({"ok": false, "error": "the tab is now at https://elsewhere.test; nothing was done"})
+        }
+    }
+}
+
+#[test]
+fn what_the_browser_refuses_comes_back_as_an_error_and_its_leaving_fails_calls_at_once() {
+    let f = Fixture::new();
+    let r = start_with(&f, Arc::new(Recorder::default()));
+    let browser = FakeBrowser::start(spawn_host(&r.run_dir, &[&origin()]), moved_on);
+    let engine = Arc::clone(r.server.bridge().engine());
+    let call = |name: &str, a: Value| ground_link::protocol::CallRequest {
+        name: name.into(),
+        args: args(a),
+        reason: None,
+        session: None,
+        call_id: None,
+        wait_ms: None,
+        reply: None,
+        provenance: None,
+        client: None,
+    };
+    let result = r.server.runtime.block_on(engine.call(
+        call("click_element", json!({"selector": "a"})),
+        ground_link::protocol::Source::Mcp,
+    ));
+    assert_eq!(
+        result.status,
+        ground_link::protocol::CallStatus::Error,
+        "{}",
+        result.output
+    );
+    assert!(
+        result.output.contains("elsewhere.test"),
+        "{}",
+        result.output
+    );
+
+    // The browser goes away: a call waits a few seconds for it to come back, then says what
+    // to do — it never hangs.
+    let host = browser.stop();
+    host.close();
+    let started = std::time::Instant::now();
+    let result = r.server.runtime.block_on(engine.call(
+        call("snapshot_page", json!({})),
+        ground_link::protocol::Source::Mcp,
+    ));
+    assert_eq!(result.status, ground_link::protocol::CallStatus::Error);
+    assert!(
+        result.output.contains("no browser is connected"),
+        "{}",
+        result.output
+    );
+    assert!(started.elapsed() < Duration::from_secs(20));
+}
+
+/// Counts `notifications/tools/list_changed`.
+#[derive(Clone)]
+struct Watcher(tokio::sync::mpsc::UnboundedSender<()>);
+
+impl rmcp::ClientHandler for Watcher {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.0.send(());
+    }
+}
+
+#[test]
+fn the_tool_list_changes_when_a_browser_connects_and_leaves() {
+    let f = Fixture::new();
+    let r = start_with(&f, Arc::new(Recorder::default()));
+    let url = format!("{}/mcp", r.server.base);
+    let (tx, mut changed) = tokio::sync::mpsc::unbounded_channel();
+    let client = r.server.runtime.block_on(async {
+        let transport = StreamableHttpClientTransport::from_config(
+            StreamableHttpClientTransportConfig::with_uri(url).auth_header(TOKEN),
+        );
+        Watcher(tx).serve(transport).await.unwrap()
+    });
+    let count = |client: &rmcp::service::RunningService<RoleClient, Watcher>| {
+        r.server
+            .runtime
+            .block_on(client.list_all_tools())
+            .unwrap()
+            .len()
+    };
+    let sandbox = ground_link::tools::registry().len();
+    let all = sandbox + ground_link::tools::browser_registry().len();
+    assert_eq!(count(&client), sandbox);
+
+    let browser = FakeBrowser::start(spawn_host(&r.run_dir, &[&origin()]), shop);
+    r.server.runtime.block_on(async {
+        tokio::time::timeout(Duration::from_secs(10), changed.recv())
+            .await
+            .expect("list_changed when the browser connected");
+    });
+    assert_eq!(count(&client), all);
+
+    // The browser switches its tools off: gone from the list.
+    let mut host = browser.stop();
+    host.send(json!({"type": "browser.hello", "tools": false}));
+    let _ = host.answer();
+    r.server.runtime.block_on(async {
+        tokio::time::timeout(Duration::from_secs(10), changed.recv())
+            .await
+            .expect("list_changed when browser tools were switched off");
+    });
+    assert_eq!(count(&client), sandbox);
+    host.close();
+    r.server.runtime.block_on(client.cancel()).unwrap();
+}
