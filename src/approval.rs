@@ -6,6 +6,7 @@
 
 use std::io::{BufRead, Write};
 use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -22,9 +23,10 @@ pub trait Approver: Send + Sync {
     fn name(&self) -> &'static str;
     /// Ask the person whether the browser extension `origin` may be given the pairing key
     /// (native messaging, DESIGN §8.2). `Ok(())` only on an explicit yes; the default, for an
-    /// approver that cannot ask this question, is a denial saying so.
-    async fn ask_pairing(&self, origin: &str) -> Result<(), String> {
-        let _ = origin;
+    /// approver that cannot ask this question, is a denial saying so. `timeout` is how long the
+    /// caller waits for the answer (what a dialog's countdown shows).
+    async fn ask_pairing(&self, origin: &str, timeout: Duration) -> Result<(), String> {
+        let _ = (origin, timeout);
         Err(format!(
             "this ground-link's approver ({}) cannot ask about pairing; paste the output of `ground-link token` in the extension popup instead",
             self.name()
@@ -55,7 +57,7 @@ impl Approver for DenyApprover {
     fn name(&self) -> &'static str {
         "deny"
     }
-    async fn ask_pairing(&self, _origin: &str) -> Result<(), String> {
+    async fn ask_pairing(&self, _origin: &str, _timeout: Duration) -> Result<(), String> {
         Err(self
             .reason
             .clone()
@@ -80,7 +82,7 @@ impl Approver for AllowOnceApprover {
     fn name(&self) -> &'static str {
         "allow"
     }
-    async fn ask_pairing(&self, _origin: &str) -> Result<(), String> {
+    async fn ask_pairing(&self, _origin: &str, _timeout: Duration) -> Result<(), String> {
         Ok(())
     }
 }
@@ -366,7 +368,7 @@ impl Approver for TtyApprover {
     fn name(&self) -> &'static str {
         "tty"
     }
-    async fn ask_pairing(&self, origin: &str) -> Result<(), String> {
+    async fn ask_pairing(&self, origin: &str, _timeout: Duration) -> Result<(), String> {
         let mut lines = self.lines.lock().await;
         let mut withdrawn = Withdrawn {
             out: Arc::clone(&self.out),
@@ -513,7 +515,9 @@ mod tests {
                 Box::new(std::io::Cursor::new(typed.as_bytes().to_vec())),
                 Box::new(out.clone()),
             );
-            let answer = tty.ask_pairing("chrome-extension://abc/").await;
+            let answer = tty
+                .ask_pairing("chrome-extension://abc/", Duration::from_secs(5))
+                .await;
             assert_eq!(answer.is_ok(), paired, "{typed:?}: {answer:?}");
             let shown = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
             assert!(
@@ -524,11 +528,16 @@ mod tests {
         }
         assert!(
             DenyApprover { reason: None }
-                .ask_pairing("x")
+                .ask_pairing("x", Duration::from_secs(5))
                 .await
                 .is_err()
         );
-        assert!(AllowOnceApprover.ask_pairing("x").await.is_ok());
+        assert!(
+            AllowOnceApprover
+                .ask_pairing("x", Duration::from_secs(5))
+                .await
+                .is_ok()
+        );
     }
 
     #[test]

@@ -13,7 +13,7 @@
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use tokio::sync::{oneshot, watch};
@@ -227,7 +227,50 @@ impl Approver for DialogApprover {
     fn name(&self) -> &'static str {
         "dialog"
     }
+
+    /// The pairing question in the same dialog and queue as calls: only "Pair" (an allow
+    /// once for this question) pairs; Refuse, Escape, closing the window or the caller's
+    /// timeout refuse.
+    async fn ask_pairing(&self, origin: &str, timeout: Duration) -> Result<(), String> {
+        let (tx, rx) = oneshot::channel();
+        let call_id = format!(
+            "pair-{}",
+            PAIRINGS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
+        {
+            let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+            q.push_back(Waiting {
+                view: ApprovalView::pairing(
+                    call_id.clone(),
+                    origin,
+                    timeout.as_millis() as u64,
+                    unix_ms(),
+                ),
+                scopes: vec![Scope::Once],
+                tx,
+                arrived: Instant::now(),
+            });
+        }
+        let _forget = Forget {
+            approver: self,
+            call_id,
+        };
+        self.refresh();
+        match rx.await {
+            Ok(ApprovalAnswer::Allow { .. }) => Ok(()),
+            Ok(ApprovalAnswer::Deny { reason: Some(r) }) => {
+                Err(format!("the person refused to pair this extension: {r}"))
+            }
+            Ok(ApprovalAnswer::Deny { reason: None }) => {
+                Err("the person refused to pair this extension".to_string())
+            }
+            Err(_) => Err("the approval dialog went away before anyone answered".to_string()),
+        }
+    }
 }
+
+/// Numbers pairing questions (their ids in the dialog's queue).
+static PAIRINGS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 #[cfg(test)]
 mod tests {
@@ -416,5 +459,66 @@ mod tests {
             );
         }
         assert_eq!(*a.pending().borrow(), 0);
+    }
+
+    #[tokio::test]
+    async fn the_pairing_question_waits_in_the_dialog_and_pairs_only_on_pair() {
+        let (a, _r) = setup();
+        let origin = "chrome-extension://nahlngkebpicfgggkehbcdnlkfhhejod/";
+        for (answer, paired) in [
+            (
+                ApprovalAnswer::Allow {
+                    scope: Scope::Once,
+                    rule: None,
+                    network: false,
+                },
+                true,
+            ),
+            (
+                ApprovalAnswer::Deny {
+                    reason: Some("not this browser".into()),
+                },
+                false,
+            ),
+        ] {
+            let a1 = a.clone();
+            let asked =
+                tokio::spawn(async move { a1.ask_pairing(origin, Duration::from_secs(60)).await });
+            settle().await;
+            let shown = a.state().current.expect("the question is on show");
+            assert_eq!(shown.pairing.as_deref(), Some(origin));
+            assert_eq!(shown.tool, None);
+            assert_eq!(shown.scopes, vec![Scope::Once]);
+            assert!(shown.why.contains(origin), "{}", shown.why);
+            // Only "once" is offered: a remembered pairing is not a thing.
+            assert_eq!(
+                a.answer(
+                    &shown.call_id,
+                    ApprovalAnswer::Allow {
+                        scope: Scope::Global,
+                        rule: None,
+                        network: false
+                    }
+                ),
+                Err(AnswerError::ScopeNotOffered(Scope::Global))
+            );
+            a.answer(&shown.call_id, answer).unwrap();
+            let got = asked.await.unwrap();
+            assert_eq!(got.is_ok(), paired, "{got:?}");
+            if !paired {
+                assert!(got.unwrap_err().contains("not this browser"));
+            }
+        }
+        // The caller giving up takes the question off the dialog.
+        let a1 = a.clone();
+        let asked = tokio::spawn(async move {
+            tokio::time::timeout(
+                Duration::from_millis(50),
+                a1.ask_pairing(origin, Duration::from_millis(50)),
+            )
+            .await
+        });
+        assert!(asked.await.unwrap().is_err(), "timed out");
+        assert!(a.state().current.is_none());
     }
 }

@@ -9,7 +9,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use ground_link::approval::{BLOCK_LINES, ShownBlock, describe_call, one_line};
-use ground_link::protocol::{ApprovalRequest, Language, Risk, Rule, Scope, Source, ToolName};
+use ground_link::protocol::{
+    ApprovalRequest, Language, Risk, Rule, RuleAction, RuleMatch, Scope, Source, ToolName,
+};
 
 /// Longest diff shown, in lines.
 pub const DIFF_SHOWN_LINES: usize = BLOCK_LINES;
@@ -46,7 +48,11 @@ pub struct DiffLine {
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalView {
     pub call_id: String,
-    pub tool: ToolName,
+    /// The tool asked about; none for a pairing question.
+    pub tool: Option<ToolName>,
+    /// A pairing question (DESIGN §8.2): the browser extension's origin, escaped. The dialog
+    /// then asks whether to pair it, with "Pair" (allow once) and "Refuse" only.
+    pub pairing: Option<String>,
     pub args: Vec<ArgLine>,
     pub reason: Option<String>,
     pub risk: Risk,
@@ -111,7 +117,8 @@ impl ApprovalView {
         let d = describe_call(request);
         ApprovalView {
             call_id: request.call_id.clone(),
-            tool: request.tool,
+            tool: Some(request.tool),
+            pairing: None,
             args: d
                 .args
                 .into_iter()
@@ -137,6 +144,47 @@ impl ApprovalView {
             timeout_ms: request.timeout_ms,
             network_off: request.network_off,
             deadline_ms: arrived_unix_ms.saturating_add(request.timeout_ms),
+        }
+    }
+}
+
+impl ApprovalView {
+    /// The question asked before the pairing key is handed to the extension `origin`.
+    pub fn pairing(
+        call_id: String,
+        origin: &str,
+        timeout_ms: u64,
+        arrived_unix_ms: u64,
+    ) -> ApprovalView {
+        ApprovalView {
+            call_id,
+            tool: None,
+            pairing: Some(one_line(origin)),
+            args: Vec::new(),
+            reason: None,
+            risk: Risk::Dangerous,
+            why: one_line(&ground_link::approval::pairing_question(origin)),
+            command_parts: Vec::new(),
+            page: None,
+            diff: Vec::new(),
+            diff_cut: 0,
+            blocks: Vec::new(),
+            chat: None,
+            source: Source::Bridge,
+            // Never shown: "once" is the only answer, so there is no rule to remember.
+            proposed_rule: Rule {
+                id: "pair".into(),
+                action: RuleAction::Allow,
+                tool: "*".into(),
+                matches: RuleMatch::default(),
+                description: None,
+                examples: None,
+                network: false,
+            },
+            scopes: vec![Scope::Once],
+            timeout_ms,
+            network_off: false,
+            deadline_ms: arrived_unix_ms.saturating_add(timeout_ms),
         }
     }
 }

@@ -252,10 +252,10 @@ impl Approver for BrokerApprover {
     fn name(&self) -> &'static str {
         self.broker.inner.name()
     }
-    async fn ask_pairing(&self, origin: &str) -> Result<(), String> {
+    async fn ask_pairing(&self, origin: &str, timeout: std::time::Duration) -> Result<(), String> {
         let shutdown = self.broker.shutdown.clone();
         tokio::select! {
-            a = self.broker.inner.ask_pairing(origin) => a,
+            a = self.broker.inner.ask_pairing(origin, timeout) => a,
             _ = shutdown.cancelled() => Err("ground-link shut down before anyone answered".to_string()),
         }
     }

@@ -507,7 +507,7 @@ async fn pair(bridge: &Arc<Bridge>) -> Vec<u8> {
     let timeout = engine.config().approval_timeout;
     let origin = allowed_origin();
     let answer = tokio::select! {
-        a = tokio::time::timeout(timeout, engine.approver().ask_pairing(&origin)) => a,
+        a = tokio::time::timeout(timeout, engine.approver().ask_pairing(&origin, timeout)) => a,
         () = bridge.closing.cancelled() => Ok(Err("ground-link shut down before anyone answered".to_string())),
     };
     // On record either way (a pairing hands out the key every later call is signed with); a

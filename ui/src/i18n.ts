@@ -34,6 +34,10 @@ const en = {
   networkOff: "Network: off. This command cannot connect anywhere.",
   networkAllow: "Let it use the network (for the scope you allow)",
   approvalLoadFailed: "ground-link could not load the pending call: {error}",
+  pairTitle: "Pair a browser extension",
+  pairQuestion: "The browser extension {origin} asks to be paired with ground-link over native messaging (only a program of your own user can ask). Say yes only if you just installed or reset the ground-link extension: it will then be able to send calls, which your rules and approvals still decide.",
+  pairAllow: "Pair",
+  pairRefuse: "Refuse",
 
   // ---- settings window: tabs and shell
   general: "General",
@@ -197,6 +201,10 @@ const zh: Record<Key, string> = {
   networkOff: "网络：关闭。此命令无法连接任何地方。",
   networkAllow: "允许它联网（在你选择的范围内）",
   approvalLoadFailed: "ground-link 无法加载待批准的调用：{error}",
+  pairTitle: "配对浏览器扩展",
+  pairQuestion: "浏览器扩展 {origin} 请求通过本机消息与 ground-link 配对（只有你自己用户下的程序才能发出此请求）。只有在你刚刚安装或重置了 ground-link 扩展时才同意：配对后它可以发送调用，这些调用仍由你的规则和批准决定。",
+  pairAllow: "配对",
+  pairRefuse: "拒绝",
 
   general: "常规",
   rules: "规则",

@@ -10,6 +10,7 @@ let push: ((s: DialogState) => void) | null = null;
 const view: ApprovalView = {
   callId: "c-1",
   tool: "write_file",
+  pairing: null,
   args: [{ name: "path", value: "<img src=x onerror=alert(1)>", cut: false }],
   reason: "<b>trust me</b>",
   risk: "moderate",
@@ -149,6 +150,31 @@ describe("the approval page", () => {
     );
   });
 
+  it("the pairing question pairs only on Pair, and says which extension asks", async () => {
+    const origin = "chrome-extension://nahlngkebpicfgggkehbcdnlkfhhejod/";
+    const pair: ApprovalView = {
+      ...view, callId: "pair-1", tool: null, pairing: origin, args: [], diff: [], risk: "dangerous",
+      why: "Pair this browser extension with ground-link?", scopes: ["once"],
+    };
+    push?.({ current: pair, queued: 0, language: "en" });
+    expect(document.getElementById("tool")?.textContent).toBe("Pair a browser extension");
+    expect(document.getElementById("why")?.textContent).toContain(origin);
+    expect(document.getElementById("args")).toBeNull();
+    expect(document.getElementById("allow-project")).toBeNull();
+    const yes = document.getElementById("allow-once") as HTMLButtonElement;
+    expect(yes.textContent).toBe("Pair");
+    expect(document.getElementById("deny")?.textContent).toBe("Refuse");
+    expect(yes.disabled).toBe(true); // armed like any allow
+    await vi.waitFor(() => expect(yes.disabled).toBe(false), { timeout: 2000 });
+    yes.click();
+    await vi.waitFor(() => expect(answers()).toEqual([{ callId: "pair-1", answer: { type: "allow", scope: "once" } }]));
+    calls.length = 0;
+    push?.({ current: { ...pair, callId: "pair-2" }, queued: 0, language: "zh" });
+    expect(document.getElementById("tool")?.textContent).toBe("配对浏览器扩展");
+    document.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape" }));
+    await vi.waitFor(() => expect(answers()).toEqual([{ callId: "pair-2", answer: { type: "deny" } }]));
+  });
+
   it("network is off unless switched on, and the switch travels with the allow", async () => {
     push?.({ current: { ...view, callId: "c-net-off" }, queued: 0, language: "en" });
     expect(document.getElementById("network-on")).toBeNull();
@@ -173,7 +199,7 @@ describe("the approval page", () => {
   });
 
   // What the model and the engine wrote is shown as it came, in any language.
-  const DATA = [view.tool, "path", "<img src=x onerror=alert(1)>", "<b>trust me</b>", view.why, "chat.example/c/1", "+<script>alert(1)</script>", "curl x"];
+  const DATA = [view.tool ?? "", "path", "<img src=x onerror=alert(1)>", "<b>trust me</b>", view.why, "chat.example/c/1", "+<script>alert(1)</script>", "curl x"];
   const more = (callId: string): ApprovalView => ({ ...view, callId, diffCut: 3, commandParts: ["curl x"] });
 
   it("in zh shows no English from the text table and nothing hard-coded", () => {

@@ -51,12 +51,15 @@ function render(state: DialogState): void {
   clear(root);
   if (!v) return;
   setLanguage(state.language);
-  document.title = `ground-link — ${v.tool}`;
+  const pairing = v.pairing ?? null;
+  document.title = `ground-link — ${v.tool ?? t("pairTitle")}`;
   const scoped = v.scopes.some((s) => s !== "once");
   const form = formFromRule(v.proposedRule);
   add(root,
     h("header", { class: "head" },
-      h("h1", {}, h("span", { id: "tool", text: v.tool }), " ", h("span", { id: "risk", class: `risk risk-${v.risk}`, text: t("risk", { risk: v.risk }) })),
+      pairing !== null
+        ? h("h1", {}, h("span", { id: "tool", text: t("pairTitle") }))
+        : h("h1", {}, h("span", { id: "tool", text: v.tool ?? "" }), " ", h("span", { id: "risk", class: `risk risk-${v.risk}`, text: t("risk", { risk: v.risk }) })),
       h("div", { class: "meta" },
         v.chat ? h("span", { id: "chat", text: t("from", { chat: v.chat }) }) : null,
         h("span", { id: "queued", text: state.queued > 0 ? t("queued", { n: state.queued }) : "" }),
@@ -64,9 +67,13 @@ function render(state: DialogState): void {
       ),
     ),
     v.reason ? h("section", {}, h("h2", { text: t("reason") }), h("p", { id: "reason", text: v.reason })) : null,
-    h("section", {}, h("h2", { text: t("why") }), h("p", { id: "why", text: v.why })),
-    h("section", {}, h("h2", { text: t("args") }),
-      h("dl", { id: "args" }, ...v.args.flatMap((a) => [h("dt", { text: a.name }), h("dd", {}, h("pre", { text: a.value }))]))),
+    pairing !== null
+      ? h("section", {}, h("p", { id: "why", text: t("pairQuestion", { origin: pairing }) }))
+      : h("section", {}, h("h2", { text: t("why") }), h("p", { id: "why", text: v.why })),
+    pairing !== null
+      ? null
+      : h("section", {}, h("h2", { text: t("args") }),
+          h("dl", { id: "args" }, ...v.args.flatMap((a) => [h("dt", { text: a.name }), h("dd", {}, h("pre", { text: a.value }))]))),
     v.page ? h("section", {}, h("h2", { text: t("page") }), h("p", { id: "page", text: v.page })) : null,
     v.commandParts.length > 0
       ? h("section", {}, h("h2", { text: t("parts") }), h("ul", { id: "parts" }, ...v.commandParts.map((p) => h("li", {}, h("code", { text: p })))))
@@ -98,10 +105,10 @@ function render(state: DialogState): void {
     h("p", { id: "error", class: "error", role: "alert" }),
     h("footer", { class: "actions" },
       h("div", { class: "allow" }, ...SCOPE_BUTTONS.filter((b) => v.scopes.includes(b.scope)).map((b) =>
-        h("button", { id: b.id, type: "button", class: "btn allow", disabled: true, text: t(b.label), onclick: () => void answerAllow(b.scope) }))),
+        h("button", { id: b.id, type: "button", class: "btn allow", disabled: true, text: pairing !== null ? t("pairAllow") : t(b.label), onclick: () => void answerAllow(b.scope) }))),
       h("div", { class: "deny" },
         h("input", { id: "deny-reason", placeholder: t("denyReason"), autocomplete: "off" }),
-        h("button", { id: "deny", type: "button", class: "btn deny", text: t("deny"), onclick: () => void answerDeny() })),
+        h("button", { id: "deny", type: "button", class: "btn deny", text: pairing !== null ? t("pairRefuse") : t("deny"), onclick: () => void answerDeny() })),
       h("p", { class: "muted", text: t("escHint") }),
     ),
   );

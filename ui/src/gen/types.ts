@@ -48,13 +48,19 @@ export type ApprovalView = {
   networkOff: boolean;
   /** Browser tools: what the call does on which page, escaped. */
   page: string | null;
+  /**
+   * A pairing question (DESIGN §8.2): the browser extension's origin, escaped. The dialog
+   * then asks whether to pair it, with "Pair" (allow once) and "Refuse" only.
+   */
+  pairing: string | null;
   proposedRule: Rule;
   reason: string | null;
   risk: Risk;
   scopes: Scope[];
   source: Source;
   timeoutMs: number;
-  tool: ToolName;
+  /** The tool asked about; none for a pairing question. */
+  tool: ToolName | null;
   /** Why the engine asks (the decision's reason), escaped. */
   why: string;
 };

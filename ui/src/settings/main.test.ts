@@ -31,7 +31,7 @@ const DATA = [
 const APPROVAL_ONLY = [
   "risk", "reason", "why", "args", "parts", "page", "diff", "diffCut", "ruleTitle", "allowOnce", "allowSession",
   "allowProject", "allowGlobal", "deny", "denyReason", "queued", "timeLeft", "escHint", "networkOff", "networkAllow",
-  "approvalLoadFailed",
+  "approvalLoadFailed", "pairTitle", "pairQuestion", "pairRefuse",
 ];
 
 function settingsView(): SettingsView {
