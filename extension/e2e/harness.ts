@@ -40,6 +40,9 @@ export interface Bridge {
   url: string;
   port: number;
   token: string;
+  /** The environment `serve` runs with (its own config and data folders): other `ground-link`
+   * commands for this bridge (`token add`, `mcp`) need the same. */
+  env: NodeJS.ProcessEnv;
   dir: string;
   log(): string;
   proc: ChildProcess;
@@ -134,6 +137,7 @@ export async function startBridge(dir: string, opts: BridgeOptions = {}): Promis
     url,
     port: Number(new URL(url).port),
     token,
+    env,
     dir,
     proc,
     log: () => log,
