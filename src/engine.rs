@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
 
 use crate::approval::Approver;
 use crate::audit::{AuditConfig, AuditEntry, AuditLog, summarize_args};
@@ -576,14 +577,28 @@ impl Engine {
 
     /// Run one call to the end: decide, ask, hook, run, sanitise, audit.
     pub async fn call(&self, req: CallRequest, source: Source) -> CallResult {
+        self.call_until(req, source, CancellationToken::new()).await
+    }
+
+    /// [`Engine::call`] that `cancel` can end: a running command's whole tree is killed (and
+    /// the call still ends audited, saying so); a browser call stops waiting for the browser.
+    /// Withdrawing a question still waiting for the person is the approver's side (the
+    /// bridge's broker does it with the same token).
+    pub async fn call_until(
+        &self,
+        req: CallRequest,
+        source: Source,
+        cancel: CancellationToken,
+    ) -> CallResult {
         let started = Instant::now();
         let call_id = req.call_id.clone().unwrap_or_else(new_call_id);
         let mut record = Record {
             answer: None,
             note: None,
         };
-        let (status, output, truncated, untrusted, decision) =
-            self.run_call(&req, &call_id, source, &mut record).await;
+        let (status, output, truncated, untrusted, decision) = self
+            .run_call(&req, &call_id, source, &mut record, &cancel)
+            .await;
         let output = sanitize(&output);
         let name = ToolName::from_alias(&req.name)
             .map(|t| t.as_str().to_string())
@@ -627,6 +642,7 @@ impl Engine {
         call_id: &str,
         source: Source,
         record: &mut Record,
+        cancel: &CancellationToken,
     ) -> (CallStatus, String, bool, bool, Option<Decision>) {
         let mut prepared = match self.prepare(req) {
             Ok(p) => p,
@@ -786,7 +802,7 @@ impl Engine {
             network: outcome.network || network_granted,
         };
         let (status, output, truncated) = self
-            .run_tool(prepared, grants, call_id, &mut record.note)
+            .run_tool(prepared, grants, call_id, &mut record.note, cancel)
             .await;
         drop(_turn);
 
@@ -1007,16 +1023,21 @@ impl Engine {
         grants: Grants,
         call_id: &str,
         note: &mut Option<String>,
+        cancel: &CancellationToken,
     ) -> (CallStatus, String, bool) {
         if let ToolArgs::ExecCmd(a) = &p.args {
-            return self.run_exec(&p, a, grants, call_id, note).await;
+            return self.run_exec(&p, a, grants, call_id, note, cancel).await;
         }
         if let Some(call) = &p.browser {
             let ran = match self.browser.get() {
-                Some(link) => {
-                    link.run(p.tool, &call.args, call.facts.expect.clone())
-                        .await
-                }
+                Some(link) => tokio::select! {
+                    r = link.run(p.tool, &call.args, call.facts.expect.clone()) => r,
+                    () = cancel.cancelled() => Err(
+                        "cancelled: ground-link stopped waiting for the browser (what it had \
+                         started may still finish; take a snapshot_page to see)"
+                            .to_string(),
+                    ),
+                },
                 None => Err(NO_BROWSER.to_string()),
             };
             return match ran {
@@ -1052,6 +1073,7 @@ impl Engine {
         grants: Grants,
         call_id: &str,
         note: &mut Option<String>,
+        cancel: &CancellationToken,
     ) -> (CallStatus, String, bool) {
         let timeout = a
             .timeout_sec
@@ -1091,6 +1113,7 @@ impl Engine {
             isolation,
             git_safe: grants.git_safe,
             pass_env: self.config.pass_env.clone(),
+            cancel: cancel.clone(),
         };
         let ran = exec::run(request).await;
         // The command's whole tree is gone by now (its PID namespace died with its shell), so

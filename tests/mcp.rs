@@ -253,6 +253,91 @@ fn a_cancelled_mcp_call_withdraws_its_question() {
     server.shutdown();
 }
 
+/// The pids of processes whose command line holds `marker`.
+fn processes_with(marker: &str) -> Vec<u32> {
+    let mut pids = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        if String::from_utf8_lossy(&cmdline).contains(marker) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+#[test]
+fn a_cancelled_mcp_call_kills_its_running_command_tree() {
+    let f = Fixture::new();
+    let mut server = Server::start(
+        &f,
+        Arc::new(ground_link::approval::AllowOnceApprover),
+        ApprovalMode::Ask,
+        Duration::from_secs(10),
+    );
+    let url = format!("{}/mcp", server.base);
+    // A tree: a background sleep, a nested shell's sleep, and the foreground one.
+    let marker = format!("{}", 4242 + std::process::id() % 1000);
+    let command =
+        format!("sleep 31{marker} & sh -c 'sleep 32{marker}' & sleep 33{marker}; echo never");
+    server.runtime.block_on(async {
+        let transport = StreamableHttpClientTransport::from_config(
+            StreamableHttpClientTransportConfig::with_uri(url).auth_header(TOKEN),
+        );
+        let client = ClientConfig::default().serve(transport).await.unwrap();
+        let request = rmcp::model::ClientRequest::CallToolRequest(rmcp::model::Request::new(
+            CallToolRequestParams::new("exec_cmd")
+                .with_arguments(args(json!({"command": command, "timeoutSec": 300}))),
+        ));
+        let handle = client
+            .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
+            .await
+            .unwrap();
+        // Running: all three sleeps are there.
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while processes_with(&marker).iter().count() < 3 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the command never started"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        handle
+            .cancel(Some("the person stopped it".into()))
+            .await
+            .unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let left = processes_with(&marker);
+            if left.is_empty() {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "still running 20 s after the cancel: {left:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let _ = client.cancel().await;
+    });
+    // The call still ends on the record, saying it was cancelled.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let line = loop {
+        if let Some(l) = audit_lines(&f)
+            .into_iter()
+            .find(|l| l["tool"] == "exec_cmd")
+        {
+            break l;
+        }
+        assert!(std::time::Instant::now() < deadline, "no audit line");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_ne!(line["status"], "success", "{line}");
+    server.shutdown();
+}
+
 #[test]
 fn a_named_client_token_is_its_own_and_revoking_it_leaves_the_others() {
     let f = Fixture::new();

@@ -48,7 +48,10 @@ pub enum Phase {
 }
 
 struct Entry {
+    /// Withdraws a question still waiting for the person (and one not asked yet).
     cancel: CancellationToken,
+    /// Also ends the running call: a command's tree is killed (MCP's cancellation, shutdown).
+    kill: CancellationToken,
     result: watch::Receiver<Option<CallResult>>,
     phase: Phase,
     finished: Option<Instant>,
@@ -59,9 +62,16 @@ pub struct Completion {
     id: String,
     tx: watch::Sender<Option<CallResult>>,
     broker: Arc<Broker>,
+    kill: CancellationToken,
 }
 
 impl Completion {
+    /// Cancelled by [`Broker::kill`] or shutdown: hand it to
+    /// [`crate::engine::Engine::call_until`] so a running command's tree is killed too.
+    pub fn cancellation(&self) -> CancellationToken {
+        self.kill.clone()
+    }
+
     pub fn finish(self, result: CallResult) {
         let status = result.status;
         let _ = self.tx.send(Some(result));
@@ -140,10 +150,12 @@ impl Broker {
             return Err(BrokerError::Duplicate(id.to_string()));
         }
         let (tx, rx) = watch::channel(None);
+        let kill = self.shutdown.child_token();
         calls.insert(
             id.to_string(),
             Entry {
                 cancel: self.shutdown.child_token(),
+                kill: kill.clone(),
                 result: rx,
                 phase: Phase::Running,
                 finished: None,
@@ -153,6 +165,7 @@ impl Broker {
             id: id.to_string(),
             tx,
             broker: Arc::clone(self),
+            kill,
         })
     }
 
@@ -192,6 +205,16 @@ impl Broker {
         let calls = self.lock();
         let e = calls.get(id)?;
         e.cancel.cancel();
+        Some(e.phase)
+    }
+
+    /// [`Broker::cancel`], and a call already running ends too: its command's whole tree is
+    /// killed (MCP's `notifications/cancelled`, DESIGN §8.1).
+    pub fn kill(&self, id: &str) -> Option<Phase> {
+        let calls = self.lock();
+        let e = calls.get(id)?;
+        e.cancel.cancel();
+        e.kill.cancel();
         Some(e.phase)
     }
 

@@ -229,7 +229,8 @@ impl ServerHandler for McpServer {
 
 impl McpServer {
     /// Runs one call through the broker, like `POST /exec`: a client's cancellation
-    /// (`notifications/cancelled`) withdraws a question still waiting for the person.
+    /// (`notifications/cancelled`) withdraws a question still waiting for the person, or kills
+    /// a running command's whole tree (the call still ends audited, saying so).
     async fn run(&self, call: CallRequest, context: &RequestContext<RoleServer>) -> CallResult {
         let id = call.call_id.clone().unwrap_or_default();
         // The same cap as `POST /exec`: a flood of calls waiting for the person is refused.
@@ -250,8 +251,9 @@ impl McpServer {
             Err(e) => return crate::reply::not_run_result(&id, &call.name, &e.to_string()),
         };
         let engine = Arc::clone(self.bridge.engine());
+        let cancel = completion.cancellation();
         tokio::spawn(async move {
-            let result = engine.call(call, Source::Mcp).await;
+            let result = engine.call_until(call, Source::Mcp, cancel).await;
             completion.finish(result);
         });
         let wait = broker.wait(&id, Duration::MAX);
@@ -259,7 +261,7 @@ impl McpServer {
         let result = tokio::select! {
             r = &mut wait => r,
             () = context.ct.cancelled() => {
-                broker.cancel(&id);
+                broker.kill(&id);
                 broker.wait(&id, Duration::MAX).await
             }
         };

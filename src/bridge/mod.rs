@@ -883,7 +883,11 @@ async fn exec(
     tokio::spawn(async move {
         let _slot = slot;
         let name = req.name.clone();
-        let result = task_bridge.engine.call(req, Source::Bridge).await;
+        let cancel = completion.cancellation();
+        let result = task_bridge
+            .engine
+            .call_until(req, Source::Bridge, cancel)
+            .await;
         task_bridge.record_reply(reply.as_deref(), &name, &result);
         completion.finish(result);
     });

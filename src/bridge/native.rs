@@ -465,7 +465,11 @@ async fn handle(bridge: &Arc<Bridge>, body: &[u8]) -> Vec<u8> {
         let _slot = slot;
         let name = req.name.clone();
         // Source::Bridge: the extension is the caller either way; the transport differs.
-        let result = task_bridge.engine().call(req, Source::Bridge).await;
+        let cancel = completion.cancellation();
+        let result = task_bridge
+            .engine()
+            .call_until(req, Source::Bridge, cancel)
+            .await;
         task_bridge.record_reply(reply.as_deref(), &name, &result);
         completion.finish(result);
     });

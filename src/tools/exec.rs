@@ -88,6 +88,10 @@ pub struct ExecRequest {
     pub git_safe: bool,
     /// Secret-looking variables the person chose to pass on anyway (a setting).
     pub pass_env: Vec<String>,
+    /// Cancelled by the caller (an MCP client's `notifications/cancelled`, `DELETE /calls/{id}`,
+    /// shutdown): the supervisor is told to stop and kills the whole tree, and [`run`] still
+    /// waits for its report, so the call ends with the tree gone and says it was cancelled.
+    pub cancel: tokio_util::sync::CancellationToken,
 }
 
 impl ExecRequest {
@@ -108,6 +112,7 @@ impl ExecRequest {
             isolation: None,
             git_safe: false,
             pass_env: Vec::new(),
+            cancel: tokio_util::sync::CancellationToken::new(),
         }
     }
 }
@@ -402,6 +407,7 @@ pub async fn run(req: ExecRequest) -> Result<ExecOutcome, ExecError> {
     let backstop = tokio::time::sleep(req.timeout.saturating_add(BACKSTOP_GRACE));
     tokio::pin!(backstop);
     let mut escalations = 0u8;
+    let mut cancel_sent = false;
     let pipe_grace = tokio::time::sleep(Duration::from_secs(86_400 * 365));
     tokio::pin!(pipe_grace);
 
@@ -434,6 +440,10 @@ pub async fn run(req: ExecRequest) -> Result<ExecOutcome, ExecError> {
                     _ => return Err(ExecError::SupervisorUnresponsive { grace: BACKSTOP_GRACE }),
                 }
                 backstop.as_mut().reset(tokio::time::Instant::now() + Duration::from_secs(5));
+            },
+            () = req.cancel.cancelled(), if exit.is_none() && !cancel_sent => {
+                cancel_sent = true;
+                guard.terminate();
             },
             () = &mut pipe_grace, if exit.is_some() => break,
         }
