@@ -297,7 +297,7 @@ fn a_cancelled_mcp_call_kills_its_running_command_tree() {
             .unwrap();
         // Running: all three sleeps are there.
         let deadline = std::time::Instant::now() + Duration::from_secs(30);
-        while processes_with(&marker).iter().count() < 3 {
+        while processes_with(&marker).len() < 3 {
             assert!(
                 std::time::Instant::now() < deadline,
                 "the command never started"
