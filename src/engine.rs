@@ -173,7 +173,23 @@ struct BrowserCall {
 
 impl Engine {
     pub fn new(config: EngineConfig, approver: Arc<dyn Approver>) -> Result<Engine, EngineError> {
-        let protection = Protection::new(&config.paths, config.home.as_deref());
+        // ground-link's own folders exist before any command runs: a folder that does not
+        // exist cannot be covered in a command's namespace, and a command could plant a rule
+        // file there that another engine reads while the command still runs (red team 2,
+        // finding 13). Made private; where that fails, the quarantine still catches it after.
+        for dir in [&config.paths.config_dir, &config.paths.data_dir] {
+            use std::os::unix::fs::DirBuilderExt;
+            let _ = std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir);
+        }
+        let programs: Vec<PathBuf> = std::env::current_exe()
+            .into_iter()
+            .chain([config.supervisor_exe.clone()])
+            .collect();
+        let protection =
+            Protection::new(&config.paths, config.home.as_deref()).with_programs(&programs);
         let jail = Arc::new(Jail::new(&config.root, config.sandbox)?.with_protection(protection));
         let policy = Arc::new(Policy::load(config.paths.clone(), Arc::clone(&jail)));
         if config.watch {
@@ -340,7 +356,7 @@ impl Engine {
             match self.jail.resolve_any(p) {
                 Ok(r) => paths.push(PathFact {
                     shown: p.to_string(),
-                    class: tool_class(self.class_of(&r.abs)),
+                    class: tool_class(self.class_of(&r.abs, writes)),
                     rel: r.rel,
                     inside: r.inside,
                     write: writes,
@@ -350,7 +366,7 @@ impl Engine {
                     shown: p.to_string(),
                     rel: p.to_string(),
                     inside: false,
-                    class: tool_class(self.class_of_unresolved(p)),
+                    class: tool_class(self.class_of_unresolved(p, writes)),
                     write: writes,
                     from_command: false,
                 }),
@@ -439,7 +455,7 @@ impl Engine {
             shown,
             rel: p.to_string(),
             inside: false,
-            class: self.class_of_unresolved(p),
+            class: self.class_of_unresolved(p, write),
             write,
             from_command: true,
         };
@@ -464,14 +480,14 @@ impl Engine {
         };
         match self.jail.resolve_any(&joined.to_string_lossy()) {
             Ok(r) if r.inside => PathFact {
-                class: self.class_of(&r.abs),
+                class: self.class_of(&r.abs, write),
                 shown: r.rel.clone(),
                 rel: r.rel,
                 inside: true,
                 ..outside
             },
             Ok(r) => PathFact {
-                class: self.class_of(&r.abs),
+                class: self.class_of(&r.abs, write),
                 rel: r.rel,
                 ..outside
             },
@@ -525,13 +541,23 @@ impl Engine {
     }
 
     /// The class of a resolved absolute path (the one matcher, DESIGN §4).
-    fn class_of(&self, abs: &Path) -> Option<PathClass> {
-        self.jail.class(abs)
+    fn class_of(&self, abs: &Path, write: bool) -> Option<PathClass> {
+        let class = self.jail.class(abs);
+        // A protected file that also holds secrets (`.git/config` with a token in a remote
+        // URL, `~/.ssh/config`): writing it is protected, reading it is a secret read.
+        match (class, self.jail.protection()) {
+            (Some(PathClass::Protected), Some(p))
+                if !write && p.holds_secrets(abs, self.jail.root()) =>
+            {
+                Some(PathClass::Sensitive)
+            }
+            _ => class,
+        }
     }
 
     /// The class of a path the jail could not resolve (`~/…`, a path outside): resolved
     /// lexically against the home folder, so `~/.config/ground-link/token` is still own state.
-    fn class_of_unresolved(&self, p: &str) -> Option<PathClass> {
+    fn class_of_unresolved(&self, p: &str, write: bool) -> Option<PathClass> {
         let abs = match (p.strip_prefix('~'), &self.home) {
             (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
                 home.join(rest.trim_start_matches('/'))
@@ -543,7 +569,7 @@ impl Engine {
             (None, _) => PathBuf::from(p),
         };
         let abs = crate::protect::normalize(&abs);
-        self.class_of(&abs)
+        self.class_of(&abs, write)
     }
 
     /// The matcher this engine uses (for the exec namespace and the broad-root warning).

@@ -44,6 +44,10 @@ pub enum JailError {
     Io { path: String, source: io::Error },
     #[error("sandbox root {0:?} is not a directory that exists; pick an existing folder")]
     BadRoot(String),
+    #[error("{0:?} is not a regular file (a FIFO, socket or device); only files can be read")]
+    NotAFile(String),
+    #[error("{0:?} is a directory; list it with list_dir")]
+    IsDirectory(String),
 }
 
 impl JailError {
@@ -206,14 +210,23 @@ impl Jail {
         }
     }
 
-    /// Open a resolved file for reading without following symlinks out of the root.
+    /// Open a resolved file for reading without following symlinks out of the root. Only a
+    /// regular file: a FIFO would block the call until someone writes to it (opened
+    /// non-blocking, so even the open cannot hang), a device could read forever.
     pub fn open_read(&self, r: &Resolved) -> Result<File, JailError> {
-        self.open(
+        let fd = self.open(
             r,
-            OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW,
+            OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK,
             Mode::empty(),
-        )
-        .map(File::from)
+        )?;
+        let kind = rustix::fs::fstat(&fd)
+            .map(|st| rustix::fs::FileType::from_raw_mode(st.st_mode))
+            .map_err(|e| JailError::io(&r.rel, e.into()))?;
+        match kind {
+            rustix::fs::FileType::RegularFile => Ok(File::from(fd)),
+            rustix::fs::FileType::Directory => Err(JailError::IsDirectory(r.rel.clone())),
+            _ => Err(JailError::NotAFile(r.rel.clone())),
+        }
     }
 
     /// Open a resolved directory (for listing) without following symlinks out of the root.

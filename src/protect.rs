@@ -49,10 +49,38 @@ impl PathClass {
 
 /// Folders and files inside any project that make code run later or hold its rules.
 /// Matched as path components anywhere below the root.
-const PROJECT_DIRS: &[&str] = &[".git", ".ground-link", ".husky"];
-const PROJECT_FILES: &[&str] = &[".envrc"];
-/// Two-component files (parent, name) protected anywhere.
-const PROJECT_PAIRS: &[(&str, &str)] = &[(".vscode", "tasks.json")];
+/// Git hooks (`.git`, and `.githooks` — the usual `core.hooksPath`), direnv, commit-hook
+/// managers (husky, pre-commit, lefthook), mise's hooks and env, dev containers: each runs
+/// what it names when the person commits, enters the folder or opens it.
+const PROJECT_DIRS: &[&str] = &[
+    ".git",
+    ".ground-link",
+    ".husky",
+    ".githooks",
+    ".devcontainer",
+];
+const PROJECT_FILES: &[&str] = &[
+    ".envrc",
+    ".pre-commit-config.yaml",
+    "lefthook.yml",
+    "lefthook.yaml",
+    ".lefthook.yml",
+    ".lefthook.yaml",
+    "mise.toml",
+    ".mise.toml",
+    "mise.local.toml",
+    ".devcontainer.json",
+];
+/// Two-component files (parent, name) protected anywhere: editor tasks, launch configurations
+/// and workspace settings that name programs the editor starts.
+const PROJECT_PAIRS: &[(&str, &str)] = &[
+    (".vscode", "tasks.json"),
+    (".vscode", "launch.json"),
+    (".vscode", "settings.json"),
+    (".mise", "config.toml"),
+];
+/// Name endings protected anywhere in a project (`*.code-workspace` holds tasks and settings).
+const PROJECT_SUFFIXES: &[&str] = &[".code-workspace"];
 
 /// Home-relative places that make code run later: shell start-up files, session and service
 /// autostart, git's global config (hooksPath, pager, fsmonitor), ssh's forced commands.
@@ -88,6 +116,38 @@ const RUN_LATER_HOME: &[&str] = &[
     ".ssh/authorized_keys2",
     ".ssh/rc",
     ".ssh/config",
+    // Read by interactive shells, editors, pagers, debuggers and REPLs when they start.
+    ".bash_aliases",
+    ".bashrc.d",
+    ".inputrc",
+    ".config/lesskey",
+    ".lesskey",
+    ".vimrc",
+    ".vim",
+    ".config/nvim",
+    ".tmux.conf",
+    ".config/tmux",
+    ".gdbinit",
+    ".config/gdb",
+    ".psqlrc",
+    ".Rprofile",
+    ".irbrc",
+    ".pryrc",
+    ".ipython",
+    ".config/direnv",
+    ".local/share/bash-completion",
+    ".local/share/applications",
+    // Programs found on the PATH before the system's, and Python's start-up `.pth` files.
+    ".local/bin",
+    "bin",
+    ".local/lib",
+    // Configuration that names programs to run: cargo's aliases and runners, gradle's init
+    // scripts, a git include next to the global config.
+    ".cargo/config.toml",
+    ".cargo/config",
+    ".gradle/init.d",
+    ".gradle/init.gradle",
+    ".gitconfig.local",
 ];
 
 /// System places that make code run later (crontabs): protected wherever the root is.
@@ -116,6 +176,46 @@ const SENSITIVE_NAMES: &[&str] = &[
     // MCP clients' configurations hold bearer tokens (`Authorization` headers, `env`).
     ".mcp.json",
     ".claude.json",
+    ".my.cnf",
+    ".s3cfg",
+    ".boto",
+    ".htpasswd",
+    ".dev.vars",
+    ".yarnrc.yml",
+    "credentials.json",
+    "local.settings.json",
+    "terraform.tfvars",
+    "secrets.yaml",
+    "secrets.yml",
+    "secrets.json",
+    "secrets.toml",
+    "secrets.ini",
+    "secrets.conf",
+];
+
+/// Name endings of files that hold keys, credentials or infrastructure state.
+const SENSITIVE_SUFFIXES: &[&str] = &[
+    ".pem",
+    ".key",
+    ".env",
+    ".p12",
+    ".pfx",
+    ".jks",
+    ".keystore",
+    ".ppk",
+    ".kdbx",
+    ".ovpn",
+    ".tfstate",
+    ".tfvars",
+];
+
+/// Name beginnings of such files (`service-account-prod.json`, `.env.production`).
+const SENSITIVE_PREFIXES: &[&str] = &["service-account", ".env."];
+
+/// What editors and people append to a copy (`id_rsa.bak`, `.env~`, `#.env#`, `.#.env`): a
+/// copy of a secret is a secret.
+const COPY_SUFFIXES: &[&str] = &[
+    "~", ".bak", ".old", ".orig", ".save", ".swp", ".swo", ".tmp", ".backup", ".copy", ".1",
 ];
 
 /// Consecutive components that hold credentials wherever they appear.
@@ -133,6 +233,23 @@ const SENSITIVE_SEQUENCES: &[&str] = &[
     ".local/share/keyrings",
     ".cursor/mcp.json",
     ".codex/config.toml",
+    ".codex/auth.json",
+    ".claude/.credentials.json",
+    ".gemini/oauth_creds.json",
+    ".config/github-copilot",
+    ".config/git/credentials",
+    ".config/rclone/rclone.conf",
+    ".config/containers/auth.json",
+    ".config/sops",
+    ".terraform.d/credentials.tfrc.json",
+    ".gem/credentials",
+    ".pulumi/credentials.json",
+    ".kaggle/kaggle.json",
+    ".cache/huggingface/token",
+    ".huggingface/token",
+    ".local/share/fish/fish_history",
+    ".android/adbkey",
+    ".streamlit/secrets.toml",
     ".config/Claude/claude_desktop_config.json",
     "Library/Keychains",
 ];
@@ -181,6 +298,9 @@ pub struct Protection {
     /// ([`Protection::set_extra_sensitive`]): the jail, the tree walks, the classifier and the
     /// exec namespace all read them here, so one reload reaches every one of them.
     extra_sensitive: RwLock<Option<globset::GlobSet>>,
+    /// Files inside the root that the hooks in force name (`sh scripts/check.sh`): hooks run
+    /// as the person, outside any command's isolation, so these are run-later files.
+    hook_files: RwLock<Vec<PathBuf>>,
 }
 
 impl Protection {
@@ -212,7 +332,26 @@ impl Protection {
             home,
             place_names,
             extra_sensitive: RwLock::new(None),
+            hook_files: RwLock::new(Vec::new()),
         }
+    }
+
+    /// Also own state: the programs ground-link runs outside any command's isolation — its own
+    /// executable and the exec supervisor. A command or a tool that replaced one would run
+    /// its code unconfined at the next call.
+    pub fn with_programs(mut self, programs: &[PathBuf]) -> Protection {
+        for p in programs {
+            let canon = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+            for q in [p.clone(), canon] {
+                if let (Some(names), Some(n)) = (self.place_names.as_mut(), q.file_name()) {
+                    names.insert(n.to_os_string());
+                }
+                self.own.push(q);
+            }
+        }
+        self.own.sort();
+        self.own.dedup();
+        self
     }
 
     /// False only when `abs` cannot lie at or below any own-state or run-later place.
@@ -233,6 +372,19 @@ impl Protection {
             .extra_sensitive
             .write()
             .unwrap_or_else(|p| p.into_inner()) = set;
+    }
+
+    /// Replaces the files the hooks in force name (absolute, resolved), on every reload.
+    pub fn set_hook_files(&self, files: Vec<PathBuf>) {
+        *self.hook_files.write().unwrap_or_else(|p| p.into_inner()) = files;
+    }
+
+    fn is_hook_file(&self, abs: &Path) -> bool {
+        self.hook_files
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .any(|f| f == abs)
     }
 
     /// What a person choosing `root` should know when it is broad: it holds the home folder
@@ -286,6 +438,18 @@ impl Protection {
         None
     }
 
+    /// Whether a protected path also holds secrets, so that reading it is a secret read:
+    /// `.git/config` (tokens in remote URLs, `http.extraHeader`), `~/.ssh/config`, anything the
+    /// sensitive table names.
+    pub fn holds_secrets(&self, abs: &Path, root: &Path) -> bool {
+        let git_config = abs.file_name().is_some_and(|n| n == "config")
+            && abs
+                .parent()
+                .and_then(Path::file_name)
+                .is_some_and(|n| n == ".git");
+        git_config || self.sensitive_at(abs, abs.strip_prefix(root).ok())
+    }
+
     pub fn is_own_state(&self, abs: &Path) -> bool {
         self.may_be_a_place(abs) && self.own.iter().any(|o| abs.starts_with(o))
     }
@@ -310,6 +474,9 @@ impl Protection {
     }
 
     fn run_later(&self, abs: &Path) -> bool {
+        if self.is_hook_file(abs) {
+            return true;
+        }
         if !self.may_be_a_place(abs) {
             return false;
         }
@@ -345,7 +512,14 @@ impl Protection {
 
     /// Run-later places that exist (absolute): mounted read-only for `exec_cmd`.
     pub fn read_only_in_exec(&self, root: &Path) -> Vec<PathBuf> {
-        let mut out = Vec::new();
+        let mut out: Vec<PathBuf> = self
+            .hook_files
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .filter(|f| f.exists())
+            .cloned()
+            .collect();
         if let Some(home) = &self.home {
             for r in RUN_LATER_HOME {
                 let p = home.join(r);
@@ -558,6 +732,13 @@ pub fn project_protected(rel: &Path) -> bool {
         if PROJECT_DIRS.iter().any(|d| n == *d) || PROJECT_FILES.iter().any(|f| n == *f) {
             return true;
         }
+        let name = n.to_string_lossy();
+        if PROJECT_SUFFIXES
+            .iter()
+            .any(|s| name.len() > s.len() && name.ends_with(s))
+        {
+            return true;
+        }
         if PROJECT_PAIRS
             .iter()
             .any(|(p, f)| n == *f && prev.is_some_and(|x| x == *p))
@@ -591,15 +772,22 @@ pub fn sensitive_path(p: &Path) -> bool {
         if SENSITIVE_NAMES.iter().any(|s| n == s) {
             return true;
         }
-        let s = n.to_string_lossy();
-        if s.starts_with(".env.") && !ENV_TEMPLATES.contains(&s.as_ref()) {
-            return true;
-        }
     }
     if let Some(last) = names.last() {
-        let s = last.to_string_lossy();
+        let name = last.to_string_lossy();
+        let name = uncopied(&name);
+        if SENSITIVE_NAMES.contains(&name) {
+            return true;
+        }
+        if ENV_TEMPLATES.contains(&name) {
+            return false;
+        }
         // Private keys: `*.pem`, `*.key`, `id_rsa`-style names (public `id_rsa.pub` is not).
-        if s.ends_with(".pem") || s.ends_with(".key") || (s.starts_with("id_") && !s.contains('.'))
+        if SENSITIVE_SUFFIXES
+            .iter()
+            .any(|s| name.len() > s.len() && name.ends_with(s))
+            || SENSITIVE_PREFIXES.iter().any(|p| name.starts_with(p))
+            || (name.starts_with("id_") && !name.contains('.'))
         {
             return true;
         }
@@ -610,6 +798,31 @@ pub fn sensitive_path(p: &Path) -> bool {
             .windows(want.len())
             .any(|w| w.iter().zip(&want).all(|(a, b)| *a == *b))
     })
+}
+
+/// The name a copy was made from: `id_rsa.bak` → `id_rsa`, `#.env#` → `.env`, `.#.env` →
+/// `.env`, `.env~` → `.env` (repeatedly: `.env.bak~`).
+fn uncopied(name: &str) -> &str {
+    let mut n = name;
+    loop {
+        let before = n;
+        if let Some(inner) = n.strip_prefix('#').and_then(|x| x.strip_suffix('#')) {
+            n = inner;
+        }
+        if let Some(rest) = n.strip_prefix(".#") {
+            n = rest;
+        }
+        for s in COPY_SUFFIXES {
+            if n.len() > s.len() {
+                if let Some(rest) = n.strip_suffix(s) {
+                    n = rest;
+                }
+            }
+        }
+        if n == before {
+            return n;
+        }
+    }
 }
 
 /// Lexically normalises a path: removes `.` and empty components and applies `..` (never
@@ -656,8 +869,17 @@ mod tests {
             (".envrc", true),
             ("a/.envrc", true),
             (".vscode/tasks.json", true),
-            (".vscode/settings.json", false),
+            (".vscode/settings.json", true),
+            (".vscode/extensions.json", false),
             (".husky/pre-push", true),
+            (".githooks/pre-commit", true),
+            (".pre-commit-config.yaml", true),
+            ("lefthook.yml", true),
+            ("mise.toml", true),
+            (".devcontainer/devcontainer.json", true),
+            ("app.code-workspace", true),
+            (".code-workspace", false),
+            ("docs/pre-commit.md", false),
             ("src/git.rs", false),
             (".gitignore", false),
             ("envrc", false),
@@ -693,6 +915,64 @@ mod tests {
             ("/etc/passwd", false),
             ("README.md", false),
             ("environment.md", false),
+            // The red team's list: names, endings and copies.
+            ("prod.env", true),
+            ("secrets.env", true),
+            (".env~", true),
+            ("#.env#", true),
+            (".#.env", true),
+            ("proj/.env.bak~", true),
+            ("proj/.env.example.bak", false),
+            ("id_rsa.bak", true),
+            ("id_ed25519.old", true),
+            ("server.pem.bak", true),
+            ("tls.key.orig", true),
+            (".netrc~", true),
+            (".git-credentials.bak", true),
+            (".npmrc.bak", true),
+            ("cert.p12", true),
+            ("cert.pfx", true),
+            ("release.keystore", true),
+            ("putty.ppk", true),
+            ("vault.kdbx", true),
+            ("work.ovpn", true),
+            ("terraform.tfstate", true),
+            ("terraform.tfvars", true),
+            ("credentials.json", true),
+            ("service-account.json", true),
+            ("service-account-prod.json", true),
+            ("secrets.yaml", true),
+            (".streamlit/secrets.toml", true),
+            (".dev.vars", true),
+            (".htpasswd", true),
+            ("local.settings.json", true),
+            (".yarnrc.yml", true),
+            (".codex/auth.json", true),
+            (".claude/.credentials.json", true),
+            (".gemini/oauth_creds.json", true),
+            (".config/github-copilot/apps.json", true),
+            (".config/git/credentials", true),
+            (".my.cnf", true),
+            (".s3cfg", true),
+            (".boto", true),
+            (".config/rclone/rclone.conf", true),
+            (".terraform.d/credentials.tfrc.json", true),
+            (".config/containers/auth.json", true),
+            (".gem/credentials", true),
+            (".pulumi/credentials.json", true),
+            (".kaggle/kaggle.json", true),
+            (".cache/huggingface/token", true),
+            (".local/share/fish/fish_history", true),
+            (".android/adbkey", true),
+            (".config/sops/age/keys.txt", true),
+            // Near misses stay readable.
+            ("src/environment.rs", false),
+            ("docs/secrets.md", false),
+            ("docs/keys.md", false),
+            ("src/key.rs", false),
+            ("package.json", false),
+            ("config.old", false),
+            (".env.example", false),
         ] {
             assert_eq!(sensitive_path(Path::new(p)), want, "{p}");
         }

@@ -496,3 +496,66 @@ async fn trying_a_hook_says_what_it_would_do() {
         "{bad:?}"
     );
 }
+
+/// A hook runs as the person, outside any command's isolation: a file inside the root that a
+/// hook names (`sh scripts/audit-hook.sh`) must not be the model's to rewrite — the red team
+/// rewrote one in auto mode and the next call ran it with the person's ssh key in reach.
+#[test]
+fn files_a_hook_runs_from_the_root_are_protected_like_git_hooks() {
+    let f = crate::util::Fixture::new();
+    std::fs::create_dir_all(f.root.join("scripts")).unwrap();
+    std::fs::write(f.root.join("scripts/audit-hook.sh"), "true\n").unwrap();
+    std::fs::write(f.root.join("lint.toml"), "x = 1\n").unwrap();
+    std::fs::write(f.root.join("other.sh"), "true\n").unwrap();
+    let rules = serde_json::json!({
+        "version": 1,
+        "hooks": {"PreToolUse": [
+            {"id": "audit", "command": "sh scripts/audit-hook.sh"},
+            {"id": "lint", "command": "true --config=lint.toml"}
+        ]}
+    });
+    f.put(
+        &f.paths
+            .global_rules()
+            .strip_prefix(f.base())
+            .unwrap()
+            .to_string_lossy(),
+        &rules.to_string(),
+    );
+    let engine = f.engine_with(
+        ground_link::protocol::SandboxMode::WorkspaceWrite,
+        ground_link::protocol::ApprovalMode::Auto,
+        std::sync::Arc::new(ground_link::approval::AllowOnceApprover),
+    );
+    for (path, protected) in [
+        ("scripts/audit-hook.sh", true),
+        ("lint.toml", true),
+        ("other.sh", false),
+    ] {
+        let write = serde_json::json!({"name":"write_file","args":{"path":path,"content":"cat ~/.ssh/id_ed25519"}}).to_string();
+        let d = crate::util::check(&engine, &write);
+        let want = if protected {
+            ground_link::protocol::Verdict::Deny
+        } else {
+            ground_link::protocol::Verdict::Allow
+        };
+        assert_eq!(d.decision, want, "{path}: {}", d.reason);
+        // A command cannot rewrite it either.
+        let exec =
+            serde_json::json!({"name":"exec_cmd","args":{"command":format!("echo x > {path}")}})
+                .to_string();
+        let d = crate::util::check(&engine, &exec);
+        if protected {
+            assert_eq!(
+                d.decision,
+                ground_link::protocol::Verdict::Deny,
+                "{path}: {}",
+                d.reason
+            );
+        }
+    }
+    assert_eq!(
+        std::fs::read_to_string(f.root.join("scripts/audit-hook.sh")).unwrap(),
+        "true\n"
+    );
+}

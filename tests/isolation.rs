@@ -949,6 +949,8 @@ fn safe_git_reads_do_not_run_the_repositorys_configured_programs() {
     // One case per key family: (name, setup, safe read). `core.pager`/`pager.<cmd>` and
     // `core.hooksPath` are overridden too but have no live fixture: git starts a pager only
     // when stdout is a terminal (an exec_cmd's never is), and no safe read runs a hook.
+    // `diff.<driver>.command` and `diff.external` run only for patches (`git diff`, `show`,
+    // `log -p`), which print file contents and so always ask: no safe read reaches them.
     type Setup = Box<dyn Fn(&Path, &Path)>;
     let cases: Vec<(&str, Setup, &str)> = vec![
         (
@@ -966,15 +968,9 @@ fn safe_git_reads_do_not_run_the_repositorys_configured_programs() {
                     &format!("sh -c '{}; cat \"$1\"' -", touch(m)),
                 );
             }),
-            "git diff",
-        ),
-        (
-            "diff.<driver>.command",
-            Box::new(|r, m| {
-                std::fs::write(r.join(".gitattributes"), "*.txt diff=ext\n").unwrap();
-                git_config(r, "diff.ext.command", &touch(m));
-            }),
-            "git diff",
+            // `git diff`, `show` and `log -p` print contents and ask (they are never silent);
+            // blame is the safe read that still converts with a textconv driver.
+            "git blame f.txt",
         ),
         (
             "filter clean/smudge/process",
@@ -984,7 +980,7 @@ fn safe_git_reads_do_not_run_the_repositorys_configured_programs() {
                 git_config(r, "filter.f.smudge", &format!("sh -c '{}; cat'", touch(m)));
                 git_config(r, "filter.f.process", &touch(m));
             }),
-            "git diff",
+            "git diff --stat",
         ),
         (
             "gpg.program + log.showSignature",

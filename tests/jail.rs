@@ -434,3 +434,47 @@ fn proptest_resolver_never_admits_an_outside_path() {
         }
     });
 }
+
+/// A FIFO in the root once hung `read_file` until someone wrote to it (the red team held a
+/// call for 15 s): only regular files are read, and opening one cannot block.
+#[test]
+fn reading_a_fifo_or_a_device_is_an_error_not_a_hang() {
+    let f = crate::util::Fixture::new();
+    let fifo = f.root.join("pipe");
+    let st = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let engine = f.engine_with(
+        ground_link::protocol::SandboxMode::FullAccess,
+        ground_link::protocol::ApprovalMode::Ask,
+        std::sync::Arc::new(ground_link::approval::AllowOnceApprover),
+    );
+    std::thread::spawn(move || {
+        for path in ["pipe", "/dev/zero"] {
+            let r = crate::util::call(
+                &engine,
+                &serde_json::json!({"name":"read_file","args":{"path":path}}).to_string(),
+            );
+            let _ = tx.send((path, r));
+        }
+    });
+    for _ in 0..2 {
+        let (path, r) = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("read_file of a FIFO or a device returned");
+        assert_eq!(
+            r.status,
+            ground_link::protocol::CallStatus::Error,
+            "{path}: {}",
+            r.output
+        );
+        assert!(
+            r.output.contains("not a regular file"),
+            "{path}: {}",
+            r.output
+        );
+    }
+}

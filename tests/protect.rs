@@ -509,3 +509,212 @@ fn a_rule_file_extends_the_sensitive_table() {
     .unwrap();
     assert!(err.contains("sensitive glob"), "{err}");
 }
+
+/// The red team's second round: copies and other spellings of secrets, secrets in git's own
+/// files and history, and run-later files the first table missed — each judged through the
+/// engine, with the home folder as the root.
+#[test]
+fn copies_git_history_and_more_run_later_files_are_judged_like_the_rest() {
+    let h = Home::new();
+    for rel in [
+        "proj/prod.env",
+        "proj/.env~",
+        "proj/id_rsa.bak",
+        "proj/certs/server.pem.bak",
+        "proj/terraform.tfstate",
+        "proj/service-account.json",
+        ".codex/auth.json",
+        ".config/git/credentials",
+    ] {
+        h.put(rel, "SECRET-COPY-5c1e\n");
+    }
+    let engine = h.engine(SandboxMode::WorkspaceWrite, ApprovalMode::Auto, deny());
+    let j = |v: serde_json::Value| v.to_string();
+    for rel in [
+        "proj/prod.env",
+        "proj/.env~",
+        "proj/id_rsa.bak",
+        "proj/certs/server.pem.bak",
+        "proj/terraform.tfstate",
+        "proj/service-account.json",
+        ".codex/auth.json",
+        ".config/git/credentials",
+    ] {
+        for json in [
+            j(serde_json::json!({"name":"read_file","args":{"path":rel}})),
+            j(serde_json::json!({"name":"exec_cmd","args":{"command":format!("cat {rel}")}})),
+        ] {
+            let d = check(&engine, &json);
+            assert_eq!(d.decision, Verdict::Ask, "{json}: {}", d.reason);
+            let r = call(&engine, &json);
+            assert!(!r.output.contains("SECRET-COPY"), "{json}: {}", r.output);
+        }
+    }
+
+    // A repository with a committed secret and a token in a remote URL.
+    let repo = h.home.join("proj");
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=a", "-c", "user.email=a@b"])
+            .args(args)
+            .current_dir(&repo)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", ".env"]);
+    git(&["commit", "-qm", "i"]);
+    git(&[
+        "remote",
+        "add",
+        "origin",
+        "https://x:ghp_TOKEN123@example.invalid/o/r.git",
+    ]);
+    let engine = h.engine(SandboxMode::WorkspaceWrite, ApprovalMode::Ask, deny());
+    for command in [
+        "git show HEAD:.env",
+        "git cat-file -p HEAD:.env",
+        "git log -p",
+        "git diff HEAD~0 --",
+        "git grep SECRET HEAD",
+        "git remote -v",
+        "git remote get-url origin",
+        "cat .git/config",
+    ] {
+        let json =
+            j(serde_json::json!({"name":"exec_cmd","args":{"command":command,"cwd":"proj"}}));
+        let d = check(&engine, &json);
+        assert_eq!(d.decision, Verdict::Ask, "{command}: {}", d.reason);
+        let r = call(&engine, &json);
+        assert!(!r.output.contains(ENV_SECRET), "{command}: {}", r.output);
+        assert!(
+            !r.output.contains("ghp_TOKEN123"),
+            "{command}: {}",
+            r.output
+        );
+    }
+    // `git show HEAD:.env` names a secret: a secret read (dangerous), even in auto mode.
+    let auto = h.engine(SandboxMode::WorkspaceWrite, ApprovalMode::Auto, deny());
+    let json = j(
+        serde_json::json!({"name":"exec_cmd","args":{"command":"git show HEAD:.env","cwd":"proj"}}),
+    );
+    let d = check(&auto, &json);
+    assert_eq!(d.decision, Verdict::Ask, "{}", d.reason);
+    assert!(d.reason.contains("looks like a secret"), "{}", d.reason);
+    let read = j(serde_json::json!({"name":"read_file","args":{"path":"proj/.git/config"}}));
+    let d = check(&auto, &read);
+    assert_eq!(d.decision, Verdict::Ask, "{}", d.reason);
+    // Still protected for writes.
+    let write = j(
+        serde_json::json!({"name":"write_file","args":{"path":"proj/.git/config","content":"x"}}),
+    );
+    assert_eq!(check(&auto, &write).decision, Verdict::Deny);
+    // `git status` and `git log --oneline` stay quiet.
+    for command in ["git status", "git log --oneline -n 3"] {
+        let json =
+            j(serde_json::json!({"name":"exec_cmd","args":{"command":command,"cwd":"proj"}}));
+        assert_eq!(check(&engine, &json).decision, Verdict::Allow, "{command}");
+    }
+
+    // Run-later files a first table missed: read-only in workspace-write.
+    for rel in [
+        ".bash_aliases",
+        ".config/lesskey",
+        ".local/bin/git",
+        "bin/ls",
+        ".local/lib/python3.11/site-packages/zz.pth",
+        ".vimrc",
+        ".config/nvim/init.lua",
+        ".tmux.conf",
+        ".gdbinit",
+        ".cargo/config.toml",
+        ".gitconfig.local",
+        ".local/share/applications/x.desktop",
+        "proj/.pre-commit-config.yaml",
+        "proj/lefthook.yml",
+        "proj/mise.toml",
+        "proj/.githooks/pre-commit",
+        "proj/.devcontainer/devcontainer.json",
+        "proj/app.code-workspace",
+        "proj/.vscode/settings.json",
+    ] {
+        let write =
+            j(serde_json::json!({"name":"write_file","args":{"path":rel,"content":"touch PWNED"}}));
+        let d = check(&auto, &write);
+        assert_eq!(d.decision, Verdict::Deny, "{rel}: {}", d.reason);
+        assert!(d.reason.contains("protected"), "{rel}: {}", d.reason);
+    }
+}
+
+/// The red team replaced the supervisor (a copy of ground-link in `~/.local/bin`, the root
+/// being the home folder) from an auto-allowed command, and the next call ran its file with
+/// no isolation at all. The programs ground-link runs are own state now.
+#[test]
+fn the_supervisor_ground_link_runs_cannot_be_replaced_by_a_call() {
+    let h = Home::new();
+    let bin = h.home.join(".local/bin/ground-link");
+    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_ground-link"), &bin).unwrap();
+    let original = std::fs::read(&bin).unwrap();
+    let mut config = h.config(SandboxMode::WorkspaceWrite, ApprovalMode::Auto);
+    config.supervisor_exe = bin.clone();
+    let engine = Engine::new(config, allow()).unwrap();
+    let j = |v: serde_json::Value| v.to_string();
+    let write = j(
+        serde_json::json!({"name":"write_file","args":{"path":".local/bin/ground-link","content":"#!/bin/sh\ntouch PWNED\n"}}),
+    );
+    let d = check(&engine, &write);
+    assert_eq!(d.decision, Verdict::Deny, "{}", d.reason);
+    assert!(d.reason.contains("own state"), "{}", d.reason);
+    // A program the classifier cannot see through, run in auto mode: the file is not there
+    // to replace (covered), and its folder cannot be swapped.
+    h.put(
+        "swap.py",
+        "import os\np=os.path.expanduser('~/.local/bin/gr'+'ound-link')\ntry:\n    open(p+'.n','w').write('#!/bin/sh\\ntouch PWNED\\n'); os.chmod(p+'.n',0o755); os.rename(p+'.n',p); print('SWAPPED')\nexcept OSError as e: print('refused', e)\ntry:\n    os.rename(os.path.dirname(p), os.path.dirname(p)+'.old'); print('MOVED')\nexcept OSError as e: print('refused', e)\n",
+    );
+    let run =
+        j(serde_json::json!({"name":"exec_cmd","args":{"command":"HOME=$PWD python3 swap.py"}}));
+    let r = call(&engine, &run);
+    assert!(!r.output.contains("SWAPPED"), "{}", r.output);
+    assert!(!r.output.contains("MOVED"), "{}", r.output);
+    assert_eq!(
+        std::fs::read(&bin).unwrap(),
+        original,
+        "the supervisor changed"
+    );
+    // The next call still runs under the real supervisor.
+    let r = call(
+        &engine,
+        &j(serde_json::json!({"name":"exec_cmd","args":{"command":"echo still-isolated"}})),
+    );
+    assert_eq!(r.status, CallStatus::Success, "{}", r.output);
+    assert!(!h.home.join("PWNED").exists());
+}
+
+/// With no config folder yet, a running command planted `~/.config/ground-link/permissions.json`
+/// allowing itself, and another engine read it while the command still ran (red team 2,
+/// finding 13). Every engine makes its own folders first, so they are covered from the start.
+#[test]
+fn own_folders_exist_before_a_command_could_plant_rules_in_them() {
+    let h = Home::new();
+    std::fs::remove_dir_all(h.home.join(".config/ground-link")).unwrap();
+    std::fs::remove_dir_all(h.home.join(".local/share/ground-link")).ok();
+    let engine = h.engine(SandboxMode::WorkspaceWrite, ApprovalMode::Ask, allow());
+    for dir in [".config/ground-link", ".local/share/ground-link"] {
+        let md = std::fs::metadata(h.home.join(dir)).unwrap();
+        assert!(md.is_dir(), "{dir}");
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(md.permissions().mode() & 0o077, 0, "{dir} is private");
+    }
+    h.put(
+        "plant.py",
+        "import os\np=os.path.expanduser('~/.config/gr'+'ound-link/permissions.json')\ntry:\n    os.makedirs(os.path.dirname(p), exist_ok=True); open(p,'w').write('{\"version\":1,\"rules\":[{\"id\":\"x\",\"action\":\"allow\",\"tool\":\"*\"}]}'); print('PLANTED')\nexcept OSError as e: print('refused', e)\n",
+    );
+    let run =
+        serde_json::json!({"name":"exec_cmd","args":{"command":"HOME=$PWD python3 plant.py"}})
+            .to_string();
+    let r = call(&engine, &run);
+    assert!(!r.output.contains("PLANTED"), "{}", r.output);
+    assert!(!h.home.join(".config/ground-link/permissions.json").exists());
+}

@@ -356,11 +356,44 @@ impl Policy {
         // the one matcher.
         if let Some(prot) = self.jail.protection() {
             prot.set_extra_sensitive(snap.sensitive.clone());
+            prot.set_hook_files(self.hook_files(&snap));
         }
         match self.snapshot.write() {
             Ok(mut s) => *s = Arc::new(snap),
             Err(poisoned) => *poisoned.into_inner() = Arc::new(snap),
         }
+    }
+
+    /// Files inside the root that the hooks in force name: each word of a hook's command
+    /// that is an existing file there (`sh scripts/check.sh`, `./lint.sh`). Hooks run as the
+    /// person, outside any command's isolation; a model that could rewrite such a file would
+    /// run its code there at the next call, so they are protected like `.git/hooks`.
+    fn hook_files(&self, snap: &Snapshot) -> Vec<PathBuf> {
+        let hooks = snap.hooks();
+        let mut out = Vec::new();
+        for hook in hooks.pre_tool_use.iter().chain(&hooks.post_tool_use) {
+            for word in hook
+                .command
+                .split(|c: char| c.is_whitespace() || ";&|()<>".contains(c))
+            {
+                let word = word.trim_matches(|c| c == '"' || c == '\'');
+                // `--config=lint.toml`, `X=./a.sh`: the value is a path as well.
+                let value = word.split_once('=').map(|(_, v)| v);
+                for w in [Some(word), value].into_iter().flatten() {
+                    if w.is_empty() || w.starts_with('-') {
+                        continue;
+                    }
+                    if let Ok(r) = self.jail.resolve(w) {
+                        if r.inside && r.abs.is_file() {
+                            out.push(r.abs);
+                        }
+                    }
+                }
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
     }
 
     fn read_project(&self) -> FileRead {

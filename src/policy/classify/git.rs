@@ -45,6 +45,18 @@ const READ: &[&str] = &[
     "fsck",
 ];
 
+/// Read subcommands that print file contents (of the work tree's changes or of history):
+/// what they print can be a secret committed long ago, so they are not silent.
+const PRINTS_CONTENTS: &[&str] = &["show", "diff", "grep", "cat-file", "range-diff"];
+/// Read subcommands that print contents only with a patch option (`git log -p`).
+const PRINTS_WITH_PATCH: &[&str] = &[
+    "log",
+    "whatchanged",
+    "diff-tree",
+    "diff-files",
+    "diff-index",
+];
+
 /// Subcommands the permission PRD calls dangerous, plus those that delete or rewrite work.
 const DANGEROUS: &[&str] = &[
     "push",
@@ -219,8 +231,15 @@ impl Analyzer {
                     .iter()
                     .find(|a| !a.is_option())
                     .map(|a| a.text.as_str());
+                let verbose = rest
+                    .iter()
+                    .any(|a| a.text == "-v" || long(a.text.as_str(), "--verbose"));
                 match first {
-                    None | Some("get-url") => {}
+                    None if !verbose => {}
+                    None | Some("get-url") => acc.raise(
+                        Moderate,
+                        "git remote -v / get-url print remote URLs, which may hold tokens",
+                    ),
                     Some("show") => acc.raise(Moderate, "git remote show contacts the remote"),
                     Some(_) => acc.raise(
                         Moderate,
@@ -229,6 +248,10 @@ impl Analyzer {
                 }
             }
             "stash" => match rest.first().map(|a| a.text.as_str()) {
+                Some("show") if rest.iter().any(|a| patch_option(&a.text)) => acc.raise(
+                    Moderate,
+                    "git stash show -p prints file contents, which can hold secrets",
+                ),
                 Some("list") | Some("show") => {}
                 Some("drop") | Some("pop") | Some("clear") => {
                     acc.raise(Dangerous, "git stash drop/pop/clear can lose stashed work")
@@ -281,6 +304,18 @@ impl Analyzer {
                 Some("status") | None => {}
                 _ => acc.raise(Moderate, "git submodule fetches or changes submodules"),
             },
+            _ if (PRINTS_CONTENTS.contains(&s) && !summary_only(s, rest))
+                || (PRINTS_WITH_PATCH.contains(&s)
+                    && rest.iter().any(|a| patch_option(&a.text))) =>
+            {
+                acc.raise(
+                    Moderate,
+                    format!(
+                        "git {s} prints file contents from the repository, whose history can \
+                         hold secrets (a .env committed once)"
+                    ),
+                )
+            }
             _ if READ.contains(&s) => {}
             _ if DANGEROUS.contains(&s) => acc.raise(
                 Dangerous,
@@ -403,6 +438,10 @@ impl Analyzer {
             i += 1;
             if ended || !w.is_option() {
                 self.read_path(acc, w);
+                // `HEAD:.env`, `:0:.env`, `v1.2:keys/a.pem`: the path in a revision is read too.
+                if let Some(path) = revision_path(w) {
+                    self.read_path(acc, &path);
+                }
                 continue;
             }
             if t == "--" {
@@ -487,6 +526,61 @@ fn looks_like_git_dir(d: &Path) -> bool {
 /// is refused by git itself, so every prefix counts.
 fn long(name: &str, full: &str) -> bool {
     name == full || (name.len() >= 3 && name.starts_with("--") && full.starts_with(name))
+}
+
+/// The path part of a `<rev>:<path>` or `:<stage>:<path>` argument.
+fn revision_path(w: &Word) -> Option<Word> {
+    if w.dynamic {
+        return None;
+    }
+    let t = w.text.as_str();
+    let path = match t.strip_prefix(':') {
+        Some(rest) => match rest.split_once(':') {
+            Some((stage, p)) if stage.len() == 1 && stage.bytes().all(|b| b.is_ascii_digit()) => p,
+            _ => rest,
+        },
+        None => t.split_once(':')?.1,
+    };
+    let path = path.strip_prefix("./").unwrap_or(path);
+    (!path.is_empty()).then(|| Word::literal(path))
+}
+
+/// `git diff --stat`, `git show --name-only`: names and counts, no contents (unless a patch
+/// option asks for them too).
+fn summary_only(sub: &str, rest: &[Word]) -> bool {
+    if !matches!(sub, "diff" | "show") || rest.iter().any(|a| patch_option(&a.text)) {
+        return false;
+    }
+    rest.iter().any(|a| {
+        let t = a.text.as_str();
+        let name = t.split_once('=').map_or(t, |(n, _)| n);
+        matches!(
+            name,
+            "--stat"
+                | "--numstat"
+                | "--shortstat"
+                | "--name-only"
+                | "--name-status"
+                | "--quiet"
+                | "--dirstat"
+                | "--summary"
+                | "--no-patch"
+                | "-s"
+        )
+    })
+}
+
+/// An option that makes a log-like subcommand print patches (file contents).
+fn patch_option(t: &str) -> bool {
+    let name = t.split_once('=').map_or(t, |(n, _)| n);
+    matches!(t, "-p" | "-u" | "--cc" | "-c" | "--full-diff")
+        || t.starts_with("-L")
+        || long(name, "--patch")
+        || long(name, "--patch-with-stat")
+        || long(name, "--patch-with-raw")
+        || long(name, "--word-diff")
+        || long(name, "--color-words")
+        || (t.starts_with('-') && !t.starts_with("--") && t[1..].contains(['p', 'u']))
 }
 
 fn dynamic_word(text: &str) -> Word {
