@@ -184,8 +184,12 @@ enum Command {
         #[arg(long)]
         uninstall: bool,
         /// Write into D instead (e.g. a browser's `<user-data-dir>/NativeMessagingHosts`).
-        #[arg(long, value_name = "D")]
+        #[arg(long, value_name = "D", conflicts_with = "system")]
         dir: Option<PathBuf>,
+        /// For every user of this computer: the browsers' folders under /etc (needs root;
+        /// the .deb does this itself).
+        #[arg(long)]
+        system: bool,
     },
     /// Trust the project rule file of a sandbox as it is now (its allow rules and hooks apply
     /// only while it stays unchanged).
@@ -265,27 +269,59 @@ fn install_native_host(
     browser: BrowserArg,
     uninstall: bool,
     dir: Option<PathBuf>,
+    system: bool,
 ) -> Result<ExitCode> {
     use ground_link::native_host::{Browser, install_into, uninstall_from};
     let exe = std::env::current_exe()
         .and_then(std::fs::canonicalize)
         .context("finding this program's own path for the manifest")?;
+    let chosen = |all: &dyn Fn(Browser) -> bool| -> Vec<Browser> {
+        match browser {
+            BrowserArg::Chrome => vec![Browser::Chrome],
+            BrowserArg::Chromium => vec![Browser::Chromium],
+            BrowserArg::Edge => vec![Browser::Edge],
+            BrowserArg::Brave => vec![Browser::Brave],
+            BrowserArg::All => Browser::ALL.into_iter().filter(|b| all(*b)).collect(),
+        }
+    };
     let dirs: Vec<PathBuf> = match dir {
         Some(d) => vec![d],
+        None if system => {
+            // `GROUND_LINK_ETC` moves /etc for tests; nothing else reads it.
+            let etc = std::env::var_os("GROUND_LINK_ETC")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from("/etc"));
+            // Only browsers that are installed (their /etc folder's parent exists).
+            let installed = |b: Browser| {
+                b.system_folder().is_some_and(|f| {
+                    let folder = etc.join(f);
+                    uninstall || folder.parent().is_some_and(std::path::Path::is_dir)
+                })
+            };
+            let picked = chosen(&installed);
+            if let Some(b) = picked.iter().find(|b| b.system_folder().is_none()) {
+                bail!(
+                    "{} has no system-wide folder for host manifests on Linux; install for your user instead (leave out --system)",
+                    b.config_folder()
+                );
+            }
+            if picked.is_empty() {
+                bail!(
+                    "found no Chrome, Chromium or Edge folder under {}; name one with --browser",
+                    etc.display()
+                );
+            }
+            picked
+                .into_iter()
+                .filter_map(|b| b.system_folder().map(|f| etc.join(f)))
+                .collect()
+        }
         None => {
             let config = dirs::config_dir()
                 .context("cannot find ~/.config: set HOME or XDG_CONFIG_HOME, or pass --dir")?;
-            let chosen: Vec<Browser> = match browser {
-                BrowserArg::Chrome => vec![Browser::Chrome],
-                BrowserArg::Chromium => vec![Browser::Chromium],
-                BrowserArg::Edge => vec![Browser::Edge],
-                BrowserArg::Brave => vec![Browser::Brave],
-                // Only browsers that are there: installing creates no folders for the rest.
-                BrowserArg::All => Browser::ALL
-                    .into_iter()
-                    .filter(|b| uninstall || config.join(b.config_folder()).is_dir())
-                    .collect(),
-            };
+            // Only browsers that are there: installing creates no folders for the rest.
+            let chosen: Vec<Browser> =
+                chosen(&|b| uninstall || config.join(b.config_folder()).is_dir());
             if chosen.is_empty() {
                 bail!(
                     "found no Chrome, Chromium, Edge or Brave folder under {}; name one with                      --browser, or give its NativeMessagingHosts folder with --dir",
@@ -305,8 +341,16 @@ fn install_native_host(
                 None => println!("nothing to remove in {}", d.display()),
             }
         } else {
-            let f =
-                install_into(&d, &exe).with_context(|| format!("writing into {}", d.display()))?;
+            let f = install_into(&d, &exe).with_context(|| {
+                if system {
+                    format!(
+                        "writing into {} (system folders need root: sudo)",
+                        d.display()
+                    )
+                } else {
+                    format!("writing into {}", d.display())
+                }
+            })?;
             println!("wrote {}", f.display());
         }
     }
@@ -509,7 +553,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             browser,
             uninstall,
             dir,
-        } => install_native_host(browser, uninstall, dir),
+            system,
+        } => install_native_host(browser, uninstall, dir, system),
         Command::Token {
             client: Some(action),
             ..

@@ -268,6 +268,22 @@ impl Browser {
     }
 }
 
+impl Browser {
+    /// Where the browser reads system-wide host manifests (below `/etc`), if it has such a
+    /// place on Linux. Brave documents none of its own.
+    pub fn system_folder(self) -> Option<&'static str> {
+        match self {
+            Browser::Chrome => Some("opt/chrome/native-messaging-hosts"),
+            Browser::Chromium => Some("chromium/native-messaging-hosts"),
+            Browser::Edge => Some("opt/edge/native-messaging-hosts"),
+            Browser::Brave => None,
+        }
+    }
+}
+
+/// Where the `.deb` installs the CLI, which its system-wide manifests name.
+pub const PACKAGED_EXE: &str = "/usr/bin/ground-link";
+
 /// The host manifest Chrome reads: `path` is this binary, `allowed_origins` exactly the
 /// pinned extension.
 pub fn manifest(exe: &Path) -> serde_json::Value {
@@ -329,6 +345,28 @@ mod tests {
         }
         assert_eq!(joined, text);
         assert_eq!(frames_for("{}", "a2"), vec![b"{}".to_vec()]);
+    }
+
+    /// The `.deb` ships a manifest file for the system folders; it must be exactly what
+    /// `install-native-host --system` writes for the packaged binary.
+    #[test]
+    fn the_packaged_system_manifest_is_the_one_the_cli_writes() {
+        let shipped = include_str!("../src-tauri/packaging/dev.groundlink.host.json");
+        let shipped: serde_json::Value = serde_json::from_str(shipped).unwrap();
+        assert_eq!(shipped, manifest(Path::new(PACKAGED_EXE)));
+        let conf: serde_json::Value =
+            serde_json::from_str(include_str!("../src-tauri/tauri.conf.json")).unwrap();
+        let files = &conf["bundle"]["linux"]["deb"]["files"];
+        for b in Browser::ALL {
+            if let Some(folder) = b.system_folder() {
+                let at = format!("/etc/{folder}/{}", manifest_file_name());
+                assert_eq!(
+                    files[&at], "packaging/dev.groundlink.host.json",
+                    "the .deb installs {at}"
+                );
+            }
+        }
+        assert_eq!(files[PACKAGED_EXE], "../target/release/ground-link");
     }
 
     #[test]

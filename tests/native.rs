@@ -619,3 +619,49 @@ fn send_as_nobody(f: &Fixture, sock: &Path, message: &str) -> std::process::Outp
         .output()
         .unwrap()
 }
+
+#[test]
+fn install_native_host_system_writes_the_etc_folders_of_installed_browsers() {
+    let f = Fixture::new();
+    let etc = f.base().join("etc");
+    // Chromium is installed (its /etc folder exists), Chrome and Edge are not.
+    std::fs::create_dir_all(etc.join("chromium")).unwrap();
+    let run = |args: &[&str]| {
+        Command::new(BIN)
+            .arg("install-native-host")
+            .args(args)
+            .env("GROUND_LINK_ETC", &etc)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["--system"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let file = etc.join("chromium/native-messaging-hosts/dev.groundlink.host.json");
+    let m: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(
+        m["allowed_origins"],
+        json!([format!("chrome-extension://{}/", native::EXTENSION_ID)])
+    );
+    assert!(
+        !etc.join("opt").exists(),
+        "nothing for browsers that are not there"
+    );
+    // Brave has no system folder: said, not guessed.
+    let out = run(&["--system", "--browser", "brave"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("leave out --system"));
+    // --system and --dir together are refused.
+    let out = run(&["--system", "--dir", "/tmp/x"]);
+    assert!(!out.status.success());
+    let out = run(&["--system", "--uninstall"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!file.exists());
+}
