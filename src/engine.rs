@@ -146,6 +146,8 @@ pub trait BrowserLink: Send + Sync {
         args: &Map<String, Value>,
         expect: Option<(u32, String)>,
     ) -> Result<String, String>;
+    /// Read a `browser://` resource (its text).
+    async fn read(&self, uri: &str) -> Result<String, String>;
 }
 
 /// What the engine learned about a call before deciding.
@@ -676,8 +678,13 @@ impl Engine {
         };
         if let ToolArgs::Browser(args) = &prepared.args {
             // The page decides as much as the tool: look at it first (nothing changes yet).
+            // A resource is read from the active tab: looked at as a snapshot of it.
+            let (tool, look_args) = match args.resource() {
+                Some(_) => (ToolName::SnapshotPage, Map::new()),
+                None => (prepared.tool, req.args.clone()),
+            };
             let looked = match self.browser.get() {
-                Some(link) => link.inspect(prepared.tool, &req.args).await,
+                Some(link) => link.inspect(tool, &look_args).await,
                 None => Err(NO_BROWSER.to_string()),
             };
             match looked {
@@ -1055,9 +1062,18 @@ impl Engine {
             return self.run_exec(&p, a, grants, call_id, note, cancel).await;
         }
         if let Some(call) = &p.browser {
+            let resource = match &p.args {
+                ToolArgs::Browser(a) => a.resource(),
+                _ => None,
+            };
             let ran = match self.browser.get() {
                 Some(link) => tokio::select! {
-                    r = link.run(p.tool, &call.args, call.facts.expect.clone()) => r,
+                    r = async {
+                        match resource {
+                            Some(uri) => link.read(uri).await,
+                            None => link.run(p.tool, &call.args, call.facts.expect.clone()).await,
+                        }
+                    } => r,
                     () = cancel.cancelled() => Err(
                         "cancelled: ground-link stopped waiting for the browser (what it had \
                          started may still finish; take a snapshot_page to see)"

@@ -28,6 +28,8 @@ pub enum ToolName {
     CloseTab,
     SwitchTab,
     SnapshotPage,
+    /// Reading a `browser://` resource (MCP `resources/read`); not listed as a tool.
+    ReadResource,
 }
 
 impl ToolName {
@@ -70,6 +72,7 @@ impl ToolName {
             ToolName::CloseTab => "close_tab",
             ToolName::SwitchTab => "switch_tab",
             ToolName::SnapshotPage => "snapshot_page",
+            ToolName::ReadResource => "read_resource",
         }
     }
 
@@ -94,13 +97,14 @@ impl ToolName {
             "close_tab" => ToolName::CloseTab,
             "switch_tab" => ToolName::SwitchTab,
             "snapshot_page" => ToolName::SnapshotPage,
+            "read_resource" => ToolName::ReadResource,
             _ => return None,
         })
     }
 
     /// A browser tool, run by the extension (DESIGN §8.3).
     pub fn is_browser(self) -> bool {
-        Self::BROWSER.contains(&self)
+        Self::BROWSER.contains(&self) || self == ToolName::ReadResource
     }
 
     /// Tools that change files or run programs; they run one at a time (DESIGN §6).

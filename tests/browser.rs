@@ -116,6 +116,9 @@ fn shop(call: &Value) -> Value {
             json!({"ok": true, "target": target})
         }
         Some("run") => json!({"ok": true, "text": format!("did {tool}")}),
+        Some("read") => {
+            json!({"ok": true, "text": format!("contents of {}", call["uri"].as_str().unwrap_or_default())})
+        }
         _ => json!({"ok": false, "error": "unknown op"}),
     }
 }
@@ -241,6 +244,42 @@ fn an_mcp_client_drives_the_browser_only_through_the_engine() {
         assert_eq!(res.is_error, Some(true));
         assert!(text_of(&res.content).contains("not both"));
         assert_eq!(browser.seen().len(), calls);
+        // Resources: listed while the browser is there, each read decided and asked like a
+        // tool call (the tab list says where the person browses).
+        let resources = client.list_all_resources().await.unwrap();
+        let mut uris: Vec<String> = resources.iter().map(|r| r.uri.to_string()).collect();
+        uris.sort();
+        assert_eq!(
+            uris,
+            [
+                "browser://current/dom",
+                "browser://current/state",
+                "browser://tabs"
+            ]
+        );
+        let asked = recorder.asked.lock().unwrap().len();
+        let read = client
+            .read_resource(rmcp::model::ReadResourceRequestParams::new(
+                "browser://tabs",
+            ))
+            .await
+            .unwrap();
+        let text = format!("{:?}", read.contents);
+        assert!(text.contains("contents of browser://tabs"), "{text}");
+        assert!(
+            text.contains("UNTRUSTED_CONTENT"),
+            "delimited as page content: {text}"
+        );
+        assert_eq!(recorder.asked.lock().unwrap().len(), asked + 1);
+        let page = recorder.asked.lock().unwrap().last().unwrap().page.clone();
+        assert!(page.unwrap_or_default().contains("browser://tabs"));
+        let bad = client
+            .read_resource(rmcp::model::ReadResourceRequestParams::new(
+                "browser://cookies",
+            ))
+            .await;
+        let e = format!("{bad:?}");
+        assert!(bad.is_err() && e.contains("not a browser resource"), "{e}");
         client.cancel().await.unwrap();
     });
     let audit = audit_lines(&f);

@@ -221,14 +221,6 @@ impl Browsers {
             )),
         }
     }
-
-    /// `op: "read"` of a `browser://` resource: its text.
-    pub async fn read(&self, uri: &str) -> Result<String, String> {
-        let mut m = Map::new();
-        m.insert("op".into(), json!("read"));
-        m.insert("uri".into(), json!(uri));
-        text_of(self.call(m).await?)
-    }
 }
 
 fn text_of(answer: Map<String, Value>) -> Result<String, String> {
@@ -279,6 +271,14 @@ impl BrowserLink for Browsers {
         if let Some((tab, origin)) = expect {
             m.insert("expect".into(), json!({"tabId": tab, "origin": origin}));
         }
+        text_of(self.call(m).await?)
+    }
+
+    /// `op: "read"` of a `browser://` resource: its text.
+    async fn read(&self, uri: &str) -> Result<String, String> {
+        let mut m = Map::new();
+        m.insert("op".into(), json!("read"));
+        m.insert("uri".into(), json!(uri));
         text_of(self.call(m).await?)
     }
 }

@@ -11,8 +11,9 @@ use rmcp::ErrorData as McpError;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities,
+    ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -132,6 +133,9 @@ fn announce_tool_changes(bridge: Arc<Bridge>) {
                 if let Err(e) = peer.notify_tool_list_changed().await {
                     tracing::debug!("an MCP session missed tools/list_changed: {e}");
                 }
+                if let Err(e) = peer.notify_resource_list_changed().await {
+                    tracing::debug!("an MCP session missed resources/list_changed: {e}");
+                }
             }
         }
     });
@@ -143,6 +147,8 @@ pub(crate) fn server_info() -> ServerConfig {
         ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
+            .enable_resources()
+            .enable_resources_list_changed()
             .build(),
     )
     .with_server_info(Implementation::new(
@@ -180,6 +186,61 @@ impl ServerHandler for McpServer {
 
     async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
         self.bridge.mcp_peers.add(context.peer);
+    }
+
+    /// The `browser://` resources, while a browser with browser tools on is connected.
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let resources = if self.bridge.browsers().available() {
+            crate::tools::browser::RESOURCES
+                .iter()
+                .map(|(uri, name, description)| {
+                    let mut r = Resource::new(*uri, *name).with_description(*description);
+                    r.mime_type = Some(if uri.ends_with("/dom") {
+                        "text/plain".to_string()
+                    } else {
+                        "application/json".to_string()
+                    });
+                    r
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    /// A read goes through the engine like a tool call (`read_resource`): decided, asked,
+    /// audited, and delimited as page content.
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let uri = request.uri.to_string();
+        let mut args = serde_json::Map::new();
+        args.insert("uri".into(), serde_json::Value::String(uri.clone()));
+        let call = CallRequest {
+            name: "read_resource".into(),
+            args,
+            reason: None,
+            session: Some(session_of(&context)),
+            call_id: Some(crate::engine::new_call_id()),
+            wait_ms: None,
+            reply: None,
+            provenance: None,
+            client: client_of(&context),
+        };
+        let result = self.run(call, &context).await;
+        match result.status {
+            CallStatus::Success => Ok(ReadResourceResponse::Complete(ReadResourceResult::new(
+                vec![ResourceContents::text(result.formatted, uri)],
+            ))),
+            _ => Err(McpError::invalid_request(result.output, None)),
+        }
     }
 
     async fn call_tool(

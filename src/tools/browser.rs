@@ -86,6 +86,32 @@ pub struct SnapshotPageArgs {
     pub tab_id: Option<u32>,
 }
 
+/// The `browser://` resources (DESIGN §8.3).
+pub const RESOURCES: [(&str, &str, &str); 3] = [
+    (
+        "browser://tabs",
+        "tabs",
+        "The browser's tabs: id, URL, title, which is active (JSON).",
+    ),
+    (
+        "browser://current/state",
+        "current tab",
+        "The active tab: URL, title, ready state, and the tab list (JSON).",
+    ),
+    (
+        "browser://current/dom",
+        "current page",
+        "The active tab's page as simplified DOM text, capped; password and hidden field values are never included.",
+    ),
+];
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ResourceArgs {
+    /// One of the `browser://` resources.
+    pub uri: String,
+}
+
 /// A browser call's arguments after validation.
 #[derive(Debug, Clone)]
 pub enum BrowserArgs {
@@ -95,6 +121,7 @@ pub enum BrowserArgs {
     OpenTab(OpenTabArgs),
     Tab(ToolName, TabArgs),
     SnapshotPage(SnapshotPageArgs),
+    Resource(ResourceArgs),
 }
 
 impl BrowserArgs {
@@ -105,6 +132,15 @@ impl BrowserArgs {
             BrowserArgs::InputText(_) => ToolName::InputText,
             BrowserArgs::OpenTab(_) => ToolName::OpenTab,
             BrowserArgs::SnapshotPage(_) => ToolName::SnapshotPage,
+            BrowserArgs::Resource(_) => ToolName::ReadResource,
+        }
+    }
+
+    /// The resource a `read_resource` call reads.
+    pub fn resource(&self) -> Option<&str> {
+        match self {
+            BrowserArgs::Resource(r) => Some(r.uri.as_str()),
+            _ => None,
         }
     }
 
@@ -147,6 +183,17 @@ impl BrowserArgs {
                 Ok(())
             }
             BrowserArgs::Tab(..) | BrowserArgs::SnapshotPage(_) => Ok(()),
+            BrowserArgs::Resource(r) => {
+                if RESOURCES.iter().any(|(uri, ..)| *uri == r.uri) {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "field `uri`: {:?} is not a browser resource; they are {}",
+                        r.uri,
+                        RESOURCES.map(|(u, ..)| u).join(", ")
+                    ))
+                }
+            }
         }
     }
 }
@@ -177,6 +224,7 @@ pub fn parse(tool: ToolName, args: &Map<String, Value>) -> Option<Result<Browser
         ToolName::OpenTab => typed(args).map(BrowserArgs::OpenTab),
         ToolName::CloseTab | ToolName::SwitchTab => typed(args).map(|a| BrowserArgs::Tab(tool, a)),
         ToolName::SnapshotPage => typed(args).map(BrowserArgs::SnapshotPage),
+        ToolName::ReadResource => typed(args).map(BrowserArgs::Resource),
         _ => return None,
     };
     Some(parsed.and_then(|a| a.check().map(|()| a)))
@@ -298,7 +346,13 @@ pub fn facts(args: &BrowserArgs, target: &Target) -> BrowserFacts {
         _ => None,
     };
     // Every URL the call touches must be one a tool may act on: the page it leaves too.
-    let never = [page, goes_to]
+    // The tab list and state are the browser's, not a page's: no page to refuse them for.
+    let lists_tabs = args
+        .resource()
+        .is_some_and(|u| u != "browser://current/dom");
+    let page_checked = if lists_tabs { None } else { page };
+    // Every URL the call touches must be one a tool may act on: the page it leaves too.
+    let never = [page_checked, goes_to]
         .into_iter()
         .flatten()
         .find_map(never_reason)
@@ -307,6 +361,7 @@ pub fn facts(args: &BrowserArgs, target: &Target) -> BrowserFacts {
                 Some("the extension did not say where the call goes".to_string())
             }
             (ToolName::OpenTab, _, _) => None,
+            (ToolName::ReadResource, _, _) if lists_tabs => None,
             (_, None, _) => {
                 Some("the extension cannot see this tab's page (no access to its site)".to_string())
             }
@@ -323,9 +378,13 @@ pub fn facts(args: &BrowserArgs, target: &Target) -> BrowserFacts {
         // Reading a page sends it to the model: silently only on the person's own local
         // development pages; their mail or bank asks (or needs a rule naming the origin).
         ToolName::SnapshotPage if !origin.as_deref().is_some_and(is_loopback) => Risk::Moderate,
+        // The page itself: as a snapshot of it. The tab list tells where the person browses:
+        // never silent.
+        ToolName::ReadResource if lists_tabs => Risk::Moderate,
+        ToolName::ReadResource if !origin.as_deref().is_some_and(is_loopback) => Risk::Moderate,
         _ => base,
     };
-    let acts = tool != ToolName::SnapshotPage;
+    let acts = !matches!(tool, ToolName::SnapshotPage | ToolName::ReadResource);
     let must_ask = (target.chat_tab && acts).then(|| {
         "the tab is a chat site: a model does not drive a chat tab unless the person allows \
          this one call"
@@ -345,6 +404,11 @@ pub fn facts(args: &BrowserArgs, target: &Target) -> BrowserFacts {
             short(page.unwrap_or("?"), 200)
         ),
         (ToolName::OpenTab, Some(d)) => format!("open_tab {}", short(d, 200)),
+        (ToolName::ReadResource, _) => format!(
+            "read {} (the active tab: {})",
+            args.resource().unwrap_or_default(),
+            short(page.unwrap_or("?"), 200)
+        ),
         _ => format!(
             "{}{}{} on {}",
             tool.as_str(),
@@ -384,7 +448,7 @@ fn short(s: &str, max: usize) -> String {
 /// pages (see [`facts`]).
 pub fn spec_risk(tool: ToolName) -> Risk {
     match tool {
-        ToolName::SnapshotPage => Risk::Safe,
+        ToolName::SnapshotPage | ToolName::ReadResource => Risk::Safe,
         ToolName::SubmitForm => Risk::Dangerous,
         _ => Risk::Moderate,
     }
@@ -517,6 +581,41 @@ mod tests {
         // An element tool on a tab the extension cannot see is refused, not guessed.
         let click = args(ToolName::ClickElement, json!({"ref": "e1"})).unwrap();
         assert!(facts(&click, &Target::default()).never.is_some());
+    }
+
+    #[test]
+    fn resources_are_judged_by_what_they_show() {
+        let on = |uri: &str, url: &str| {
+            let a = args(ToolName::ReadResource, json!({ "uri": uri })).unwrap();
+            facts(
+                &a,
+                &Target {
+                    tab_id: Some(1),
+                    url: Some(url.into()),
+                    ..Target::default()
+                },
+            )
+        };
+        // The tab list is never silent, and is not refused for the page on show.
+        let tabs = on("browser://tabs", "chrome://settings");
+        assert_eq!((tabs.risk, tabs.never), (Risk::Moderate, None));
+        assert!(tabs.must_ask.is_none());
+        // The page itself: as a snapshot of it.
+        assert!(
+            on("browser://current/dom", "chrome://settings")
+                .never
+                .is_some()
+        );
+        assert_eq!(
+            on("browser://current/dom", "http://127.0.0.1:3000/").risk,
+            Risk::Safe
+        );
+        assert_eq!(
+            on("browser://current/dom", "https://mail.test/").risk,
+            Risk::Moderate
+        );
+        let e = args(ToolName::ReadResource, json!({"uri": "browser://cookies"})).unwrap_err();
+        assert!(e.contains("browser://tabs"), "{e}");
     }
 
     #[test]
