@@ -27,6 +27,30 @@ export interface NativeStatus {
 
 const TOKEN_SHAPE = /^[\x21-\x7e]{16,512}$/;
 
+/**
+ * Where a message from the host that is not a pairing or call answer goes: a `browser.call` to
+ * the dispatcher (its one answer back on the port), `relay.down` restarts the hello, anything
+ * else may answer the hello.
+ */
+export function routeNative(
+  m: Record<string, unknown>,
+  to: { browser: Pick<BrowserTools, "handle">; hello: Pick<BrowserHello, "restart" | "onMessage">; send(r: BrowserResult): boolean },
+): void {
+  if (m.type === "browser.call") {
+    // the answer goes on whatever port is open when it is ready (the bridge holds calls for a
+    // reconnecting browser for a few seconds)
+    void to.browser.handle(m).then((r) => {
+      if (!to.send(r)) console.warn(`ground-link: no native port for the answer to browser call ${r.id}`);
+    });
+    return;
+  }
+  if (m.type === "relay.down") {
+    to.hello.restart();
+    return;
+  }
+  to.hello.onMessage(m);
+}
+
 export interface NativeWiring {
   link: NativeLink;
   pairNow(manual: boolean): Promise<PairOutcome>;
@@ -79,21 +103,7 @@ export function startNative(kv: KV): NativeWiring {
   const browser = new BrowserTools({ api: chromeBrowserApi(), enabled, ...timers });
   const hello = new BrowserHello({ send: (m) => link.send(m), enabled, ...timers });
 
-  const onOther = (m: Record<string, unknown>): void => {
-    if (m.type === "browser.call") {
-      // the answer goes back on whatever port is open when it is ready (the bridge holds calls
-      // for a reconnecting browser for a few seconds)
-      void browser.handle(m).then((r: BrowserResult) => {
-        if (!link.send(r)) console.warn(`ground-link: no native port for the answer to browser call ${r.id}`);
-      });
-      return;
-    }
-    if (m.type === "relay.down") {
-      hello.restart();
-      return;
-    }
-    hello.onMessage(m);
-  };
+  const onOther = (m: Record<string, unknown>): void => routeNative(m, { browser, hello, send: (r) => link.send(r) });
 
   const link: NativeLink = new NativeLink({
     connect: (name) => chrome.runtime.connectNative(name),

@@ -372,7 +372,7 @@ export function pageOp(req: PageRequest): PageResult {
     const i = info(el);
     (el as HTMLElement).scrollIntoView?.({ block: "center", inline: "center" });
     (el as HTMLElement).focus?.({ preventScroll: true });
-    const opts = { bubbles: true, cancelable: true, composed: true, view: window, button: 0 };
+    const opts = { bubbles: true, cancelable: true, composed: true, button: 0 };
     const Ptr = typeof PointerEvent === "function" ? PointerEvent : MouseEvent;
     el.dispatchEvent(new Ptr("pointerdown", opts));
     el.dispatchEvent(new MouseEvent("mousedown", opts));
