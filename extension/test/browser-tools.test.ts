@@ -218,6 +218,13 @@ describe("run", () => {
     expect(api.calls.filter((c) => c.includes("chrome://"))).toEqual([]);
   });
 
+  it("navigate_to keeps waiting while a slow server leaves the tab complete at its old URL", async () => {
+    // without the tabs permission Chrome shows no pendingUrl: the tab looks idle until the answer
+    api.loadSteps = [...Array.from({ length: 20 }, () => ({ status: "complete" })), { status: "complete" }];
+    const r = await call(bc({ op: "run", tool: "navigate_to", args: { url: "/slow" }, expect: exp() }));
+    expect(r).toMatchObject({ ok: true, text: 'loaded http://127.0.0.1:8123/slow, title "Loaded page"' });
+  });
+
   it("open_tab, switch_tab, close_tab", async () => {
     expect(await call(bc({ op: "run", tool: "open_tab", args: { url: "https://example.com/" } }))).toMatchObject({ ok: true, text: 'opened tab 100 at https://example.com/, title "New page"' });
     expect(await call(bc({ op: "run", tool: "switch_tab", args: { tabId: 2 }, expect: exp(2, "https://chat.deepseek.com") }))).toMatchObject({ ok: true, text: "switched to tab 2 (https://chat.deepseek.com/a/chat/s/1)" });

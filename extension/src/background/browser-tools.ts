@@ -339,8 +339,14 @@ export class BrowserTools {
     return r;
   }
 
-  /** Waits until the tab has loaded (or `capMs`); says whether it did. Throws when the tab closes. */
-  private async settle(tabId: number, before: string | undefined, capMs: number, graceMs = 600): Promise<{ tab: TabInfo; loaded: boolean }> {
+  /**
+   * Waits until the tab has loaded a new page (or `capMs`); says whether it did. Throws when the
+   * tab closes. Without the `tabs` permission Chrome shows no `pendingUrl`, and a navigation whose
+   * server has not answered yet leaves the tab `complete` at its old URL: so a load counts only
+   * once the tab was seen loading or its URL changed — or, after an action that may not navigate
+   * at all (a click), once `graceMs` passed quietly.
+   */
+  private async settle(tabId: number, before: string, capMs: number, graceMs = capMs): Promise<{ tab: TabInfo; loaded: boolean }> {
     const start = this.deps.now();
     let seenLoading = false;
     for (;;) {
@@ -352,14 +358,14 @@ export class BrowserTools {
       }
       if (tab.status === "loading" || tab.pendingUrl) seenLoading = true;
       const elapsed = this.deps.now() - start;
-      if (tab.status === "complete" && !tab.pendingUrl && (seenLoading || tab.url !== before || elapsed >= graceMs)) return { tab, loaded: true };
+      if (tab.status === "complete" && !tab.pendingUrl && (seenLoading || (!!tab.url && tab.url !== before) || elapsed >= graceMs)) return { tab, loaded: true };
       if (elapsed >= capMs) return { tab, loaded: false };
       await new Promise<void>((r) => this.deps.setTimer(r, 100));
     }
   }
 
   private async afterAction(tabId: number, before: string): Promise<string> {
-    const { tab, loaded } = await this.settle(tabId, before, AFTER_ACTION_CAP_MS, 500);
+    const { tab, loaded } = await this.settle(tabId, before, AFTER_ACTION_CAP_MS, 800);
     const where = tab.url ? tab.url : "a page ground-link cannot see";
     return `${loaded ? "" : "the page is still loading; "}the tab is now at ${where}${tab.url && tab.url !== before ? " (it navigated)" : ""}. Take a new snapshot_page before the next action: refs from the last one may be gone.`;
   }
@@ -417,7 +423,7 @@ export class BrowserTools {
       const dest = this.destination(a.url, undefined);
       const tab = await api.tabs.create({ url: dest, active: true });
       if (tab.id === undefined) throw new CallError("Chrome opened no tab; try again");
-      const { tab: done, loaded } = await this.settle(tab.id, undefined, LOAD_CAP_MS);
+      const { tab: done, loaded } = await this.settle(tab.id, "", LOAD_CAP_MS);
       return `opened tab ${tab.id}${loaded ? "" : " (still loading after 15 s)"} at ${done.url || dest}${done.url ? `, title ${JSON.stringify(cleanTitle(done.title))}` : ""}`;
     }
     if (!expect) throw new CallError(`a run of ${a.tool} needs expect {tabId, origin}`);
@@ -433,7 +439,8 @@ export class BrowserTools {
         }
         const { tab: done, loaded } = await this.settle(tabId, url, LOAD_CAP_MS);
         if (!done.url) return `${describeTab(tabId)} navigated to a page ground-link cannot see (no host access there)${loaded ? "" : "; it was still loading after 15 s"}`;
-        return `${loaded ? "loaded" : "still loading after 15 s:"} ${done.url}, title ${JSON.stringify(cleanTitle(done.title))}`;
+        if (!loaded) return `no page loaded within 15 s (asked for ${dest}); the tab still shows ${done.url} — the site may be slow; check with browser://current/state`;
+        return `loaded ${done.url}, title ${JSON.stringify(cleanTitle(done.title))}`;
       }
       case "snapshot_page": {
         const r = await this.page(tabId, { op: "snapshot", maxBytes: SNAPSHOT_MAX_BYTES });
