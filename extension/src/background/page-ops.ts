@@ -65,7 +65,6 @@ export function pageOp(req: PageRequest): PageResult {
   const store = (): RefStore => (g.__groundLinkRefs ??= { map: new Map() });
 
   const SKIP = new Set(["SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE", "HEAD", "META", "LINK", "IFRAME", "OBJECT", "EMBED", "CANVAS"]);
-  const TEXTBOX_TYPES = new Set(["", "text", "email", "password", "tel", "url", "date", "datetime-local", "month", "week", "time", "color"]);
   const ACTIONABLE_ROLES = new Set([
     "link", "button", "textbox", "searchbox", "spinbutton", "checkbox", "radio", "slider", "combobox", "listbox",
     "option", "switch", "tab", "menuitem", "menuitemcheckbox", "menuitemradio", "treeitem", "file",
@@ -98,7 +97,9 @@ export function pageOp(req: PageRequest): PageResult {
       if (t === "search") return "searchbox";
       if (t === "file") return "file";
       if (t === "hidden") return "";
-      return TEXTBOX_TYPES.has(t) ? "textbox" : "textbox";
+      // text, email, password, tel, url, dates … and any type the browser does not know (it
+      // treats those as text)
+      return "textbox";
     }
     if (tag === "TEXTAREA") return "textbox";
     if (tag === "SELECT") return (el as HTMLSelectElement).multiple || (el as HTMLSelectElement).size > 1 ? "listbox" : "combobox";
@@ -198,10 +199,7 @@ export function pageOp(req: PageRequest): PageResult {
     return out;
   };
 
-  const isActionable = (el: Element, role: string): boolean => {
-    if (ACTIONABLE_ROLES.has(role)) return true;
-    return role === "textbox";
-  };
+  const isActionable = (el: Element, role: string): boolean => ACTIONABLE_ROLES.has(role) || (el as HTMLElement).isContentEditable === true;
 
   /** `value=…` for a form field; passwords never show theirs. */
   const valueOf = (el: Element): string | null => {
@@ -290,7 +288,7 @@ export function pageOp(req: PageRequest): PageResult {
           const lvl = /^H([1-6])$/.exec(el.tagName)?.[1] ?? el.getAttribute("aria-level") ?? "2";
           line += ` [level=${lvl}]`;
         }
-        if (isActionable(el, role) || (el as HTMLElement).isContentEditable) {
+        if (isActionable(el, role)) {
           n += 1;
           const ref = `e${n}`;
           s.map.set(ref, el);
