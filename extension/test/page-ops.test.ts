@@ -3,7 +3,7 @@
 // it: the outline and its refs, names from labels and ARIA, values never shown for passwords and
 // hidden inputs, stale refs, typing the way a person does, submitting, the DOM text and the caps.
 import { beforeEach, describe, expect, it } from "vitest";
-import { pageOp, type PageResult } from "../src/background/page-ops";
+import { pageOp, UNSAFE_TEXT, type PageResult } from "../src/background/page-ops";
 
 const FORM = `
   <header><nav aria-label="Top"><a href="/home">Home</a></nav></header>
@@ -101,6 +101,10 @@ describe("snapshot_page", () => {
     expect(out).toContain('button "okx"');
     expect(out).toContain('page "title"');
     expect(out).not.toMatch(/[\u0000-\u0008\u202A-\u202E\u2066-\u2069\u200F]/);
+  });
+
+  it("strips the same characters as the worker does for tab titles (one class, spelled twice)", () => {
+    expect(pageOp.toString()).toContain(`/${UNSAFE_TEXT.source}/g`);
   });
 
   it("stops at the cap and says so; refs after the cut are not given", () => {

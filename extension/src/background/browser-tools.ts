@@ -19,7 +19,7 @@
 
 import { adapterForHost } from "../shared/adapters";
 import { neverReason } from "./never-urls";
-import { DOM_MAX_BYTES, pageOp, SNAPSHOT_MAX_BYTES, type ElementInfo, type PageRequest, type PageResult, type PageTarget } from "./page-ops";
+import { DOM_MAX_BYTES, pageOp, SNAPSHOT_MAX_BYTES, UNSAFE_TEXT, type ElementInfo, type PageRequest, type PageResult, type PageTarget } from "./page-ops";
 
 export const TOOL_NAMES = ["navigate_to", "click_element", "input_text", "submit_form", "open_tab", "close_tab", "switch_tab", "snapshot_page"] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
@@ -235,9 +235,8 @@ function isChatUrl(url: string | null): boolean {
   }
 }
 
-const UNSAFE = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g;
 /** Tab titles are page text: no control or bidi characters. */
-const cleanTitle = (s: string | undefined): string => (s ?? "").replace(UNSAFE, "").slice(0, 500);
+const cleanTitle = (s: string | undefined): string => (s ?? "").replace(UNSAFE_TEXT, "").slice(0, 500);
 
 function tabRow(t: TabInfo): { tabId: number | null; url: string | null; title: string; active: boolean; windowId: number } {
   return { tabId: t.id ?? null, url: t.url ? t.url : null, title: t.url ? cleanTitle(t.title) : "", active: t.active, windowId: t.windowId };

@@ -46,6 +46,13 @@ export type PageResult =
 export const SNAPSHOT_MAX_BYTES = 64 * 1024;
 export const DOM_MAX_BYTES = 256 * 1024;
 
+/**
+ * Control and bidi-override characters, stripped from page text. `pageOp` cannot import it
+ * (Chrome serialises the function alone), so it spells the same class out; a unit test checks
+ * that the two agree.
+ */
+export const UNSAFE_TEXT = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g;
+
 export function pageOp(req: PageRequest): PageResult {
   // ---- helpers (all local: Chrome serialises this function alone) ----
   const UNSAFE = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g;
@@ -240,6 +247,23 @@ export function pageOp(req: PageRequest): PageResult {
     return el;
   };
 
+  /** Indented lines up to `maxBytes` (UTF-8), room kept for the note that says where it was cut. */
+  const capped = (maxBytes: number, maxIndent: number, first: string[]) => {
+    const w = { lines: [...first], used: first.reduce((a, l) => a + byteLen(l) + 1, 0), cut: false };
+    const put = (depth: number, line: string): boolean => {
+      const l = `${"  ".repeat(Math.min(depth, maxIndent))}${line}`;
+      const b = byteLen(l) + 1;
+      if (w.used + b > maxBytes - 200) {
+        w.cut = true;
+        return false;
+      }
+      w.used += b;
+      w.lines.push(l);
+      return true;
+    };
+    return { w, put };
+  };
+
   const label = (i: ElementInfo): string => (i.name ? `${i.role} ${q(i.name)}` : `${i.role} <${i.tag}>`);
 
   // ---- the operations ----
@@ -247,25 +271,12 @@ export function pageOp(req: PageRequest): PageResult {
   const snapshot = (maxBytes: number): PageResult => {
     const s = store();
     s.map = new Map();
-    const lines: string[] = [`page ${q(oneLine(document.title, 300))}`];
-    let used = byteLen(lines[0] ?? "") + 1;
-    let cut = false;
+    const { w, put } = capped(maxBytes, 20, [`page ${q(oneLine(document.title, 300))}`]);
+    const emit = (depth: number, line: string): boolean => put(depth, `- ${line}`);
     let n = 0;
-    const NOTE = 200;
-    const emit = (depth: number, line: string): boolean => {
-      const l = `${"  ".repeat(Math.min(depth, 20))}- ${line}`;
-      const b = byteLen(l) + 1;
-      if (used + b > maxBytes - NOTE) {
-        cut = true;
-        return false;
-      }
-      used += b;
-      lines.push(l);
-      return true;
-    };
     const walk = (node: Node, depth: number): void => {
       for (const child of Array.from(node.childNodes)) {
-        if (cut) return;
+        if (w.cut) return;
         if (child.nodeType === 3) {
           const t = oneLine(child.nodeValue ?? "", 500);
           if (t) emit(depth, `text ${q(t)}`);
@@ -311,29 +322,16 @@ export function pageOp(req: PageRequest): PageResult {
       }
     };
     if (document.body) walk(document.body, 0);
-    if (cut) lines.push(`[the outline was cut at ${Math.round(maxBytes / 1024)} KiB; ${n} refs were given before the cut — act on those, or use a CSS selector for elements further down]`);
-    return { ok: true, text: lines.join("\n"), refs: n, cut };
+    if (w.cut) w.lines.push(`[the outline was cut at ${Math.round(maxBytes / 1024)} KiB; ${n} refs were given before the cut — act on those, or use a CSS selector for elements further down]`);
+    return { ok: true, text: w.lines.join("\n"), refs: n, cut: w.cut };
   };
 
   const dom = (maxBytes: number): PageResult => {
     const ATTRS = ["id", "name", "type", "role", "href", "src", "alt", "title", "placeholder", "aria-label", "action", "method", "for", "contenteditable"];
-    const lines: string[] = [];
-    let used = 0;
-    let cut = false;
-    const put = (depth: number, s: string): boolean => {
-      const l = `${"  ".repeat(Math.min(depth, 40))}${s}`;
-      const b = byteLen(l) + 1;
-      if (used + b > maxBytes - 200) {
-        cut = true;
-        return false;
-      }
-      used += b;
-      lines.push(l);
-      return true;
-    };
+    const { w, put } = capped(maxBytes, 40, []);
     const walk = (node: Node, depth: number): void => {
       for (const child of Array.from(node.childNodes)) {
-        if (cut) return;
+        if (w.cut) return;
         if (child.nodeType === 3) {
           const t = oneLine(child.nodeValue ?? "", 2000);
           if (t) put(depth, t);
@@ -362,8 +360,8 @@ export function pageOp(req: PageRequest): PageResult {
     };
     put(0, `<title>${oneLine(document.title, 300)}`);
     if (document.body) walk(document.body, 0);
-    if (cut) lines.push(`[the DOM text was cut at ${Math.round(maxBytes / 1024)} KiB; use snapshot_page for an outline of the page]`);
-    return { ok: true, text: lines.join("\n"), cut };
+    if (w.cut) w.lines.push(`[the DOM text was cut at ${Math.round(maxBytes / 1024)} KiB; use snapshot_page for an outline of the page]`);
+    return { ok: true, text: w.lines.join("\n"), cut: w.cut };
   };
 
   const click = (el: Element): PageResult => {
