@@ -147,6 +147,9 @@ describe("the switch", () => {
       ...TOOL_NAMES.map((tool) => bc({ op: "run", tool, args: { url: "https://a.example/", tabId: 1, ref: "e1", text: "x" }, expect: exp() })),
       bc({ op: "read", uri: "browser://tabs" }),
       bc({ op: "read", uri: "browser://current/dom" }),
+      // malformed calls too: what the bridge needs to hear is that the switch is off
+      bc({ op: "inspect", tool: "exec_cmd", args: {} }),
+      bc({ op: "fly" }),
     ];
     for (const m of msgs) {
       const r = await call(m);

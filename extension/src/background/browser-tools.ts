@@ -250,6 +250,10 @@ export class BrowserTools {
   /** Answers one message from the bridge. Always resolves, once, within the deadline. */
   async handle(raw: unknown): Promise<BrowserResult> {
     const parsed = parseCall(raw);
+    // switched off, every call gets the same answer, a malformed one included: the switch is
+    // what the bridge should learn (only a message that is no call at all gets its shape error)
+    const isCall = isObj(raw) && raw.type === "browser.call" && typeof raw.id === "string" && raw.id !== "" && raw.id.length <= 200;
+    if (isCall && !(await this.deps.enabled().catch(() => false))) return { type: "browser.result", id: raw.id as string, ok: false, error: SWITCHED_OFF };
     if (!parsed.ok) return { type: "browser.result", id: parsed.id, ok: false, error: parsed.error };
     const call = parsed.call;
     const fail = (error: string): BrowserResult => ({ type: "browser.result", id: call.id, ok: false, error });
@@ -262,6 +266,7 @@ export class BrowserTools {
     });
     const work = (async (): Promise<BrowserResult> => {
       try {
+        // read again: the switch may have been turned off since the call arrived
         if (!(await this.deps.enabled())) return fail(SWITCHED_OFF);
         if (call.op === "read") return { type: "browser.result", id: call.id, ok: true, text: await this.read(call.uri) };
         if (call.op === "inspect") return { type: "browser.result", id: call.id, ok: true, target: await this.inspect(call.args) };
