@@ -3,7 +3,8 @@
  * extension's install-time host permissions, so no prompt is needed in a headless run: a sign-in
  * form with a text field, a password field that already holds a value, a hidden input and a
  * submit button, a link to a second page, a page that is slow to answer, and a record of what the
- * form posted.
+ * form posted. The form page also tries to plant refs of its own in its page world (they must
+ * have no effect: the extension keeps refs in its isolated world).
  */
 
 import { createServer, type Server } from "node:http";
@@ -22,6 +23,14 @@ const FORM = `<!doctype html>
   <button type="submit">Send</button>
 </form>
 <p><a href="/next.html">Go to the next page</a></p>
+<button id="trap" type="button" onclick="window.trapped = (window.trapped || 0) + 1">Trap</button>
+<script>
+  // the page tries to plant refs of its own where a careless extension would keep them
+  window.trapped = 0;
+  const trap = document.getElementById("trap");
+  window.__groundLinkRefs = { map: new Map([["e1", trap], ["e2", trap], ["e3", trap]]) };
+  document.body.dataset.ref = "e1";
+</script>
 </body></html>`;
 
 const NEXT = `<!doctype html><html><head><meta charset="utf-8"><title>Next page</title></head>

@@ -84,6 +84,10 @@ test("browser tools: snapshot hides secrets, input by ref, submit reaches the si
   const { page, tabId } = await openTab("/form.html");
   const expectHere = { tabId, origin: s.origin };
 
+  // before any snapshot: the refs the page planted in its own world mean nothing
+  expect(err(await call(e, { op: "run", tool: "click_element", args: { tabId, ref: "e1" }, expect: expectHere }))).toMatch(/ref e1 is not on this page.*take a new snapshot_page/);
+  expect(await page.evaluate(() => (window as unknown as { trapped: number }).trapped)).toBe(0);
+
   const seen = await call(e, { op: "inspect", tool: "snapshot_page", args: { tabId } });
   expect(seen.target).toEqual({ tabId, url: `${s.origin}/form.html`, title: "Sign in — fixture", chatTab: false });
 
@@ -100,9 +104,9 @@ test("browser tools: snapshot hides secrets, input by ref, submit reaches the si
   expect(dom).toContain('<input id="q" name="q" type="text">');
   expect(dom).not.toContain(PASSWORD_VALUE);
   expect(dom).not.toContain(HIDDEN_VALUE);
-  // the page's own scripts see no trace of the refs
-  expect(await page.evaluate(() => document.documentElement.outerHTML)).not.toMatch(/\bref=|\be\d+\b|groundLink/);
-  expect(await page.evaluate(() => "__groundLinkRefs" in window)).toBe(false);
+  // the page's own scripts see no trace of the refs (only what the page itself planted)
+  expect(await page.evaluate(() => document.documentElement.outerHTML.replace(/<script>[\s\S]*<\/script>/, "").replace(' data-ref="e1"', ""))).not.toMatch(/\bref=|\be\d+\b|groundLink/);
+  expect(await page.evaluate(() => [...(window as unknown as { __groundLinkRefs: { map: Map<string, Element> } }).__groundLinkRefs.map.values()].every((el) => el.id === "trap"))).toBe(true);
 
   const name = refOf(outline, /textbox "Your name"/);
   const pw = refOf(outline, /textbox "Password"/);
@@ -132,6 +136,7 @@ test("browser tools: snapshot hides secrets, input by ref, submit reaches the si
   const clicked = ok(await call(e, { op: "run", tool: "click_element", args: { tabId, ref: link }, expect: expectHere }));
   expect(clicked).toMatch(/^clicked link "Go to the next page"; the tab is now at http:\/\/127\.0\.0\.1:\d+\/next\.html \(it navigated\)/);
   expect(page.url()).toBe(`${s.origin}/next.html`);
+  expect(refOf(again, /button "Trap"/)).not.toBe(link);
 
   // approved for another origin: nothing is done
   const stale = await call(e, { op: "run", tool: "navigate_to", args: { tabId, url: "/form.html" }, expect: { tabId, origin: "https://example.com" } });
@@ -154,6 +159,13 @@ test("browser tools: open_tab, switch_tab and close_tab; a tab closed mid-call i
   const e = env!;
   const s = site!;
   const { tabId: first } = await openTab("/form.html");
+  // a chat site's tab is marked, for the bridge's "not the chat the call came from" rule
+  const chat = await e.ctx.newPage();
+  await chat.goto("https://chat.deepseek.com/");
+  const chatTab = await e.sw.evaluate(async () => (await chrome.tabs.query({ url: "https://chat.deepseek.com/*" }))[0]?.id ?? -1);
+  expect((await call(e, { op: "inspect", tool: "snapshot_page", args: { tabId: chatTab } })).target).toMatchObject({ tabId: chatTab, chatTab: true, url: "https://chat.deepseek.com/" });
+  expect((await call(e, { op: "inspect", tool: "snapshot_page", args: { tabId: first } })).target?.chatTab).toBe(false);
+  await chat.close();
   const opened = ok(await call(e, { op: "run", tool: "open_tab", args: { url: `${s.origin}/next.html` } }));
   const m = /^opened tab (\d+) at (\S+), title "Next page"$/.exec(opened);
   expect(m?.[2]).toBe(`${s.origin}/next.html`);
