@@ -62,6 +62,10 @@ export async function startBrowserSite(): Promise<BrowserSite> {
     }
     if (path === "/form.html") return html(200, FORM);
     if (path === "/next.html") return html(200, NEXT);
+    // fields named like the form's own methods shadow them on the element (named access)
+    if (path === "/named.html") {
+      return html(200, `<!doctype html><title>Named fields</title><form action="/submit" method="post"><input name="requestSubmit" value="a"><input name="checkValidity" value="b"><input name="elements" value="c"><input name="click" value="d"><button>Go</button></form>`);
+    }
     // answers after 8 s: a navigation that is still loading when its tab is closed
     if (path === "/slow.html") {
       const t = setTimeout(() => html(200, "<!doctype html><title>Slow</title><p>finally"), 8000);

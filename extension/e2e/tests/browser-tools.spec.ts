@@ -150,6 +150,13 @@ test("browser tools: snapshot hides secrets, input by ref, submit reaches the si
     expect(err(await call(e, { op: "run", tool: "open_tab", args: { url } }))).toMatch(/never open or act on/);
   }
   expect(page.url()).toBe(`${s.origin}/next.html`);
+
+  // a form whose fields shadow its methods (an input named "requestSubmit") is still submitted
+  ok(await call(e, { op: "run", tool: "navigate_to", args: { tabId, url: "/named.html" }, expect: expectHere }));
+  expect(ok(await call(e, { op: "run", tool: "submit_form", args: { tabId, selector: "form" }, expect: expectHere }))).toMatch(/^submitted the form; the tab is now at .*\/submit \(it navigated\)/);
+  expect(s.posts).toHaveLength(2);
+  expect(new URLSearchParams(s.posts[1]).get("requestSubmit")).toBe("a");
+
   const tabs = JSON.parse(ok(await call(e, { op: "read", uri: "browser://tabs" }))) as { url: string | null }[];
   expect(tabs.some((t) => t.url?.startsWith("chrome://settings") || t.url?.startsWith("file:"))).toBe(false);
 });

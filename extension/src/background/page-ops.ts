@@ -366,15 +366,19 @@ export function pageOp(req: PageRequest): PageResult {
 
   const click = (el: Element): PageResult => {
     const i = info(el);
-    (el as HTMLElement).scrollIntoView?.({ block: "center", inline: "center" });
-    (el as HTMLElement).focus?.({ preventScroll: true });
+    // methods from the prototypes, not the element: a form's named fields (an input called
+    // "click" or "requestSubmit") shadow its methods, and a page must not be able to turn an
+    // action into something else that way
+    const scroll = Element.prototype.scrollIntoView as Element["scrollIntoView"] | undefined; // (jsdom has none)
+    if (typeof scroll === "function") scroll.call(el, { block: "center", inline: "center" });
+    if (el instanceof HTMLElement) HTMLElement.prototype.focus.call(el, { preventScroll: true });
     const opts = { bubbles: true, cancelable: true, composed: true, button: 0 };
     const Ptr = typeof PointerEvent === "function" ? PointerEvent : MouseEvent;
     el.dispatchEvent(new Ptr("pointerdown", opts));
     el.dispatchEvent(new MouseEvent("mousedown", opts));
     el.dispatchEvent(new Ptr("pointerup", opts));
     el.dispatchEvent(new MouseEvent("mouseup", opts));
-    if (typeof (el as HTMLElement).click === "function") (el as HTMLElement).click();
+    if (el instanceof HTMLElement) HTMLElement.prototype.click.call(el);
     else el.dispatchEvent(new MouseEvent("click", opts));
     return { ok: true, text: `clicked ${label(i)}`, element: i };
   };
@@ -383,7 +387,7 @@ export function pageOp(req: PageRequest): PageResult {
     const i = info(el);
     const secret = isPassword(el);
     const h = el as HTMLElement;
-    h.focus?.({ preventScroll: false });
+    if (h instanceof HTMLElement) HTMLElement.prototype.focus.call(h);
     if (isInput(el) || el.tagName === "TEXTAREA") {
       const t = inputType(el);
       if (isInput(el) && ["checkbox", "radio", "submit", "button", "reset", "image", "file", "range", "color"].includes(t)) {
@@ -426,8 +430,10 @@ export function pageOp(req: PageRequest): PageResult {
     const i = info(el);
     const form = el.tagName === "FORM" ? (el as HTMLFormElement) : ((el as HTMLInputElement).form ?? el.closest("form"));
     if (!form) return { ok: false, error: `${label(i)} is not in a form; use click_element on the page's own button instead` };
-    if (!form.checkValidity()) {
-      const bad = Array.from(form.elements)
+    const F = HTMLFormElement.prototype;
+    if (!F.checkValidity.call(form)) {
+      const fields = Object.getOwnPropertyDescriptor(F, "elements")?.get?.call(form) as HTMLFormControlsCollection | undefined;
+      const bad = Array.from(fields ?? [])
         .filter((f) => !(f as HTMLInputElement).validity?.valid)
         .slice(0, 5)
         .map((f) => `${label(info(f))}: ${oneLine((f as HTMLInputElement).validationMessage, 120)}`);
@@ -437,12 +443,9 @@ export function pageOp(req: PageRequest): PageResult {
       (e.tagName === "BUTTON" && ((e.getAttribute("type") ?? "submit").toLowerCase() === "submit")) ||
       (isInput(e) && (inputType(e) === "submit" || inputType(e) === "image"));
     const submitter = el !== form && isSubmitter(el) ? (el as HTMLElement) : null;
-    try {
-      if (submitter) form.requestSubmit(submitter);
-      else form.requestSubmit();
-    } catch {
-      form.requestSubmit();
-    }
+    // requestSubmit, not submit(): the page's validation and submit handlers run as for a person
+    if (submitter) F.requestSubmit.call(form, submitter);
+    else F.requestSubmit.call(form);
     const fi = info(form);
     return { ok: true, text: `submitted ${fi.name ? `the form ${q(fi.name)}` : "the form"}${submitter ? ` with ${label(i)}` : ""}`, element: i };
   };
