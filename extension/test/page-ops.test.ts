@@ -67,6 +67,8 @@ describe("snapshot_page", () => {
     expect(out).toMatch(/textbox "Editor" \[ref=e\d+\]/);
     expect(out).toMatch(/link "Next arrow" \[ref=e\d+\]/);
     expect(out).toMatch(/text "Welcome back."/);
+    // a field's label is its name, not a text line of its own as well
+    expect(out).not.toMatch(/text "Email"/);
     // refs are e1, e2, … in page order
     const refs = [...out.matchAll(/\[ref=(e\d+)\]/g)].map((m) => m[1]);
     expect(refs).toEqual(refs.map((_, i) => `e${i + 1}`));
@@ -91,6 +93,15 @@ describe("snapshot_page", () => {
     expect(document.documentElement.outerHTML).toBe(before);
     const store = (globalThis as { __groundLinkRefs?: { map: Map<string, Element> } }).__groundLinkRefs;
     expect(store?.map.get("e1")).toBeInstanceOf(Element);
+  });
+
+  it("joins text split by inline elements into one line, and keeps blocks apart", () => {
+    document.body.innerHTML = `<p>Please enter <b>your</b> <span>details</span>.</p><p>Second paragraph</p><table><tr><td>Book</td></tr></table>`;
+    const out = ok(pageOp({ op: "snapshot", maxBytes: 64 * 1024 }));
+    expect(out).toContain('- text "Please enter your details."');
+    expect(out).toContain('- text "Second paragraph"');
+    // a cell's text is shown once, under it
+    expect(out).toMatch(/- cell\n\s+- text "Book"/);
   });
 
   it("strips control and bidi characters from page text", () => {

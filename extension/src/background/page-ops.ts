@@ -76,6 +76,8 @@ export function pageOp(req: PageRequest): PageResult {
     "link", "button", "textbox", "searchbox", "spinbutton", "checkbox", "radio", "slider", "combobox", "listbox",
     "option", "switch", "tab", "menuitem", "menuitemcheckbox", "menuitemradio", "treeitem", "file",
   ]);
+  const BLOCKS = new Set(["P", "DIV", "SECTION", "ARTICLE", "BLOCKQUOTE", "PRE", "BR", "HR", "DL", "DT", "DD", "FIGURE", "FIGCAPTION", "HEADER", "FOOTER", "ADDRESS", "DETAILS"]);
+  const CONTAINER_ROLES = new Set(["form", "list", "listitem", "table", "row", "cell", "columnheader", "rowheader", "navigation", "main", "banner", "contentinfo", "complementary", "dialog", "group", "region", "article"]);
   /** Roles whose name already holds their text: their descendants are not listed again. */
   const LEAF_ROLES = new Set([...ACTIONABLE_ROLES, "heading", "img"]);
   const LANDMARKS: Record<string, string> = {
@@ -190,7 +192,8 @@ export function pageOp(req: PageRequest): PageResult {
       const lg = el.querySelector(":scope > legend");
       if (lg) return oneLine(textOf(lg));
     }
-    if (role === "form" || role === "list" || role === "listitem" || role === "table" || role === "row" || role === "navigation" || role === "main" || role === "banner" || role === "contentinfo" || role === "complementary" || role === "dialog" || role === "group") {
+    if (CONTAINER_ROLES.has(role)) {
+      // their text is listed under them; a name repeating it would double the outline
       return oneLine(el.getAttribute("title") ?? "");
     }
     const text = oneLine(textOf(el));
@@ -274,12 +277,28 @@ export function pageOp(req: PageRequest): PageResult {
     const { w, put } = capped(maxBytes, 20, [`page ${q(oneLine(document.title, 300))}`]);
     const emit = (depth: number, line: string): boolean => put(depth, `- ${line}`);
     let n = 0;
-    const walk = (node: Node, depth: number): void => {
+    // text runs at one depth (split by <b>, <span> …) become one line
+    let run: { depth: number; parts: string[] } | null = null;
+    const flush = (): boolean => {
+      const r = run;
+      run = null;
+      const t = r ? oneLine(r.parts.join(""), 1000) : "";
+      return r && t ? emit(r.depth, `text ${q(t)}`) : true;
+    };
+    /** Raw text, spaces kept: the run is collapsed once, as the page shows it. */
+    const addText = (depth: number, t: string): void => {
+      if (run && run.depth === depth) run.parts.push(t);
+      else if (t.trim() !== "") {
+        flush();
+        run = { depth, parts: [t] };
+      }
+    };
+    /** `quiet`: text here only repeats a name already shown (a field's label, a group's legend). */
+    const walk = (node: Node, depth: number, quiet = false): void => {
       for (const child of Array.from(node.childNodes)) {
         if (w.cut) return;
         if (child.nodeType === 3) {
-          const t = oneLine(child.nodeValue ?? "", 500);
-          if (t) emit(depth, `text ${q(t)}`);
+          if (!quiet) addText(depth, (child.nodeValue ?? "").slice(0, 2000));
           continue;
         }
         if (child.nodeType !== 1) continue;
@@ -288,11 +307,17 @@ export function pageOp(req: PageRequest): PageResult {
         if (!visible(el)) continue;
         const role = roleOf(el);
         if (!role) {
-          walk(el, depth);
+          const repeats = (el.tagName === "LABEL" && !!(el as HTMLLabelElement).control) || (el.tagName === "LEGEND" && el.parentElement?.tagName === "FIELDSET");
+          // a block (a paragraph, a div) ends a text run; inline elements continue it
+          const block = BLOCKS.has(el.tagName);
+          if (block && !flush()) return;
+          walk(el, depth, quiet || repeats);
           const sr = (el as HTMLElement).shadowRoot;
-          if (sr) walk(sr, depth);
+          if (sr) walk(sr, depth, quiet);
+          if (block && !flush()) return;
           continue;
         }
+        if (!flush()) return;
         const name = nameOf(el, role);
         let line = name ? `${role} ${q(name)}` : role;
         if (role === "heading") {
@@ -318,10 +343,12 @@ export function pageOp(req: PageRequest): PageResult {
           walk(el, depth + 1);
           const sr = (el as HTMLElement).shadowRoot;
           if (sr) walk(sr, depth + 1);
+          if (!flush()) return;
         }
       }
     };
     if (document.body) walk(document.body, 0);
+    flush();
     if (w.cut) w.lines.push(`[the outline was cut at ${Math.round(maxBytes / 1024)} KiB; ${n} refs were given before the cut — act on those, or use a CSS selector for elements further down]`);
     return { ok: true, text: w.lines.join("\n"), refs: n, cut: w.cut };
   };
