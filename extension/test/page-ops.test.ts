@@ -171,6 +171,9 @@ describe("acting on refs and selectors", () => {
     expect(ok(pw)).toContain("password field");
     expect(pw.ok && pw.password).toBe(true);
     expect((document.getElementById("pw") as HTMLInputElement).value).toBe("n3w-pa55word");
+    // nobody types into a hidden input, and its value stays as it was
+    expect(err(pageOp({ op: "input", target: { selector: "input[type=hidden]" }, text: "x" }))).toMatch(/hidden input/);
+    expect((document.querySelector("input[type=hidden]") as HTMLInputElement).value).toBe("tok-0123456789");
     // a checkbox takes clicks, not text
     expect(err(pageOp({ op: "input", target: { selector: "#keep" }, text: "x" }))).toMatch(/use click_element/);
   });

@@ -417,6 +417,7 @@ export function pageOp(req: PageRequest): PageResult {
     if (h instanceof HTMLElement) HTMLElement.prototype.focus.call(h);
     if (isInput(el) || el.tagName === "TEXTAREA") {
       const t = inputType(el);
+      if (t === "hidden") return { ok: false, error: "that is a hidden input, which nobody types into; take a new snapshot_page and pick a textbox ref" };
       if (isInput(el) && ["checkbox", "radio", "submit", "button", "reset", "image", "file", "range", "color"].includes(t)) {
         return { ok: false, error: `${label(i)} is an <input type=${t}>, which does not take typed text; use click_element for it` };
       }
