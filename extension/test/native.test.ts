@@ -90,6 +90,8 @@ class FakeChrome {
   states: NativeState[] = [];
   connectedCalls = 0;
   missing = false;
+  /** What the link passed on as neither a pairing nor a call's answer. */
+  others: Record<string, unknown>[] = [];
   private nextId = 1;
 
   link(): NativeLink {
@@ -110,6 +112,7 @@ class FakeChrome {
       now: () => this.time,
       onState: (s) => this.states.push(s),
       onConnected: () => (this.connectedCalls += 1),
+      onOther: (m) => this.others.push(m),
     });
   }
 
@@ -227,6 +230,27 @@ describe("NativeLink", () => {
     const fourth = link.call({ callId: "c4", name: "read_file", args: {} }, 60_000);
     c.ports[1]!.deliver({ callId: "c4", status: "success" });
     expect((await fourth).status).toBe("success");
+  });
+
+  it("passes on what is not a call's answer (browser calls, hello answers, relay.down), joined from chunks, and sends on the port", async () => {
+    const c = new FakeChrome();
+    const link = c.link();
+    link.start();
+    c.advance(300);
+    const port = c.ports[0]!;
+    const pending = link.call({ callId: "c1", name: "read_file", args: {} }, 60_000);
+    const big = { type: "browser.call", id: "b1", op: "run", tool: "input_text", args: { ref: "e1", text: "t".repeat(2500) }, expect: { tabId: 1, origin: "https://a.example" } };
+    for (const f of chunks(big, 1000, "a9")) port.deliver(f);
+    port.deliver({ type: "relay.down" });
+    port.deliver({ error: "ground-link is not running" });
+    port.deliver({ callId: "c1", status: "success" });
+    expect(await pending).toEqual({ callId: "c1", status: "success" });
+    expect(c.others).toEqual([big, { type: "relay.down" }, { error: "ground-link is not running" }]);
+    expect(link.send({ type: "browser.result", id: "b1", ok: true, text: "typed" })).toBe(true);
+    expect(port.sent.at(-1)).toEqual({ type: "browser.result", id: "b1", ok: true, text: "typed" });
+    c.lastErr = "Native host has exited.";
+    port.drop();
+    expect(link.send({ type: "browser.hello", tools: true })).toBe(false);
   });
 
   it("pairs: sends {type:pair}, takes the key from {type:paired}, reports a refusal", async () => {

@@ -9,13 +9,24 @@ import type { HealthReport } from "../src/shared/health";
 
 const HTML = readFileSync(join(process.cwd(), "src", "popup", "popup.html"), "utf8");
 
-async function openPopup(report: HealthReport | null, stored: Record<string, unknown> = {}): Promise<{ asked: unknown[] }> {
+async function openPopup(report: HealthReport | null, stored: Record<string, unknown> = {}, grants = { all: false, answer: false }): Promise<{ asked: unknown[] }> {
   const asked: unknown[] = [];
   vi.stubGlobal("chrome", {
     i18n: { getMessage: () => "", getUILanguage: () => "en" },
     storage: {
-      local: { get: async (keys: string[]) => Object.fromEntries(keys.filter((k) => k in stored).map((k) => [k, stored[k]])) },
+      local: {
+        get: async (keys: string[]) => Object.fromEntries(keys.filter((k) => k in stored).map((k) => [k, stored[k]])),
+        set: async (items: Record<string, unknown>) => void Object.assign(stored, items),
+      },
       onChanged: { addListener: () => undefined },
+    },
+    permissions: {
+      contains: async () => grants.all,
+      request: async (p: unknown) => {
+        asked.push({ permissionsRequest: p });
+        grants.all = grants.answer;
+        return grants.answer;
+      },
     },
     tabs: { query: async () => [{ id: 42 }] },
     runtime: {
@@ -91,5 +102,37 @@ describe("popup: the native host", () => {
   it("shows nothing while the host is connected and fine", async () => {
     await openPopup(null, { native: { state: { kind: "connected", since: 1 } } });
     expect(shown("native")).toBe(false);
+  });
+});
+
+describe("popup: the browser-tools switch", () => {
+  const box = () => document.getElementById("browserTools") as HTMLInputElement;
+  const note = () => document.getElementById("browserToolsNote")?.textContent ?? "";
+  const flip = async () => {
+    box().click();
+    await new Promise((r) => setTimeout(r, 20));
+  };
+
+  it("is off by default; turning it on asks Chrome for all sites from the click and stores the switch", async () => {
+    const stored: Record<string, unknown> = {};
+    const { asked } = await openPopup(null, stored, { all: false, answer: true });
+    expect(box().checked).toBe(false);
+    expect(note()).toBe("");
+    await flip();
+    expect(asked).toContainEqual({ permissionsRequest: { origins: ["https://*/*", "http://*/*"] } });
+    expect(stored.browserTools).toBe(true);
+    expect(note()).toMatch(/^On: AI clients/);
+    await flip();
+    expect(stored.browserTools).toBe(false);
+    expect(note()).toBe("");
+  });
+
+  it("declined: still on for the sites already granted, and the popup says so", async () => {
+    const stored: Record<string, unknown> = {};
+    await openPopup(null, stored, { all: false, answer: false });
+    await flip();
+    expect(stored.browserTools).toBe(true);
+    expect(box().checked).toBe(true);
+    expect(note()).toMatch(/Chrome did not grant access to all sites: browser tools work only on sites ground-link can already reach/);
   });
 });

@@ -23,6 +23,7 @@ import { AGENT_PORT, AgentSession, type AgentIn } from "./agent";
 import { keysSet, writeKey } from "./keys";
 import { dropFrame, dropTab, originPattern, storeFrameReport, syncPageToolScripts } from "./page-tools";
 import { startNative } from "./native-wire";
+import { BROWSER_TOOLS_KEY } from "../shared/browser-switch";
 import {
   EVENTS_PORT,
   type ConnectionState,
@@ -46,7 +47,8 @@ void (chrome.storage.local as unknown as { setAccessLevel?: (o: { accessLevel: s
   .setAccessLevel?.({ accessLevel: "TRUSTED_CONTEXTS" })
   ?.catch(() => undefined);
 
-// ---- native messaging (./native.ts): connect, reconnect with backoff, pair without a pasted token ----
+// ---- native messaging (./native.ts): connect, reconnect with backoff, pair without a pasted token;
+// browser tools (./browser-tools.ts) arrive and are answered on the same port ----
 
 const native = startNative(kv);
 
@@ -126,6 +128,8 @@ chrome.permissions.onRemoved.addListener(() => {
 
 chrome.storage.onChanged.addListener((changes, area) => {
   if (area === "local" && (changes.token || changes.settings)) void checkHealth();
+  // the bridge lists browser tools only while the switch is on: tell it at once (./browser-hello.ts)
+  if (area === "local" && changes[BROWSER_TOOLS_KEY]) native.hello.restart();
 });
 
 // ---- optional hosts (Grok on x.com): see ./optional.ts ----

@@ -12,7 +12,10 @@
  */
 
 import { NativeLink, type NativeState, type PairOutcome } from "./native";
+import { BrowserHello } from "./browser-hello";
+import { BrowserTools, chromeBrowserApi, type BrowserResult } from "./browser-tools";
 import type { KV } from "../shared/store";
+import { BROWSER_TOOLS_KEY } from "../shared/browser-switch";
 
 export interface NativeStatus {
   state: NativeState;
@@ -24,7 +27,38 @@ export interface NativeStatus {
 
 const TOKEN_SHAPE = /^[\x21-\x7e]{16,512}$/;
 
-export function startNative(kv: KV): { link: NativeLink; pairNow(manual: boolean): Promise<PairOutcome> } {
+/**
+ * Where a message from the host that is not a pairing or call answer goes: a `browser.call` to
+ * the dispatcher (its one answer back on the port), `relay.down` restarts the hello, anything
+ * else may answer the hello.
+ */
+export function routeNative(
+  m: Record<string, unknown>,
+  to: { browser: Pick<BrowserTools, "handle">; hello: Pick<BrowserHello, "restart" | "onMessage">; send(r: BrowserResult): boolean },
+): void {
+  if (m.type === "browser.call") {
+    // the answer goes on whatever port is open when it is ready (the bridge holds calls for a
+    // reconnecting browser for a few seconds)
+    void to.browser.handle(m).then((r) => {
+      if (!to.send(r)) console.warn(`ground-link: no native port for the answer to browser call ${r.id}`);
+    });
+    return;
+  }
+  if (m.type === "relay.down") {
+    to.hello.restart();
+    return;
+  }
+  to.hello.onMessage(m);
+}
+
+export interface NativeWiring {
+  link: NativeLink;
+  pairNow(manual: boolean): Promise<PairOutcome>;
+  hello: BrowserHello;
+  browser: BrowserTools;
+}
+
+export function startNative(kv: KV): NativeWiring {
   let status: NativeStatus = { state: { kind: "connecting", attempt: 0 } };
   const save = (s: Partial<NativeStatus>): void => {
     status = { ...status, ...s };
@@ -60,16 +94,37 @@ export function startNative(kv: KV): { link: NativeLink; pairNow(manual: boolean
     }
   };
 
+  const timers = {
+    setTimer: (f: () => void, ms: number): unknown => setTimeout(f, ms),
+    clearTimer: (t: unknown) => clearTimeout(t as ReturnType<typeof setTimeout>),
+    now: () => Date.now(),
+  };
+  const enabled = async (): Promise<boolean> => (await kv.get([BROWSER_TOOLS_KEY]))[BROWSER_TOOLS_KEY] === true;
+  const browser = new BrowserTools({ api: chromeBrowserApi(), enabled, ...timers });
+  const hello = new BrowserHello({ send: (m) => link.send(m), enabled, ...timers });
+
+  const onOther = (m: Record<string, unknown>): void => routeNative(m, { browser, hello, send: (r) => link.send(r) });
+
   const link: NativeLink = new NativeLink({
     connect: (name) => chrome.runtime.connectNative(name),
     lastError: () => chrome.runtime.lastError?.message,
-    setTimer: (f, ms) => setTimeout(f, ms),
-    clearTimer: (t) => clearTimeout(t as ReturnType<typeof setTimeout>),
-    now: () => Date.now(),
-    onState: (state) => save({ state }),
-    onConnected: () => void pairNow(false),
+    ...timers,
+    onState: (state) => {
+      if (state.kind !== "connected") hello.stop();
+      save({ state });
+    },
+    onConnected: () => {
+      hello.restart();
+      void pairNow(false);
+    },
+    onOther,
   });
   (globalThis as unknown as { __groundLinkNative: NativeLink }).__groundLinkNative = link;
+  // for the e2e, like __groundLinkNative: the dispatcher as the bridge would call it, and the hellos sent
+  (globalThis as unknown as { __groundLinkBrowser: { handle(m: unknown): Promise<BrowserResult>; hello: BrowserHello } }).__groundLinkBrowser = {
+    handle: (m) => browser.handle(m),
+    hello,
+  };
   link.start();
-  return { link, pairNow };
+  return { link, pairNow, hello, browser };
 }

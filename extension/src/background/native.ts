@@ -160,6 +160,12 @@ export interface NativeDeps {
   onState(s: NativeState): void;
   /** Called on every (re)connection: pair here when there is no key yet. */
   onConnected(): void;
+  /**
+   * Every whole message that is neither a pairing answer nor the answer to a pending call:
+   * browser-tool calls, `browser.hello` answers, `relay.down`, errors for messages without a
+   * callId (./native-wire.ts routes them).
+   */
+  onOther?(m: Record<string, unknown>): void;
 }
 
 interface Waiter {
@@ -290,6 +296,19 @@ export class NativeLink {
       this.calls.delete(id);
       this.deps.clearTimer(w.timer);
       w.resolve(o);
+      return;
+    }
+    this.deps.onOther?.(o);
+  }
+
+  /** Posts one message on the port (a browser-tool answer, a hello); false when there is no port. */
+  send(message: unknown): boolean {
+    if (!this.port) return false;
+    try {
+      this.port.postMessage(message);
+      return true;
+    } catch {
+      return false;
     }
   }
 

@@ -6,6 +6,7 @@
 
 import { t } from "../shared/i18n";
 import { nativeView } from "../background/native";
+import { ALL_SITES, BROWSER_TOOLS_KEY } from "../shared/browser-switch";
 import { reportLines } from "../shared/health";
 import type { Reply, TabReply } from "../shared/protocol";
 import { $, connectionLabel, localise, worker } from "../shared/ui";
@@ -18,6 +19,14 @@ async function renderNative(): Promise<void> {
   $("native").hidden = !v.show;
   $("nativeMissing").hidden = !v.missing;
   $("nativeDetail").textContent = v.detail;
+}
+
+/** The browser-tools switch and, while it is on, whether Chrome granted all sites. */
+async function renderBrowserTools(): Promise<void> {
+  const on = (await chrome.storage.local.get([BROWSER_TOOLS_KEY]))[BROWSER_TOOLS_KEY] === true;
+  ($("browserTools") as HTMLInputElement).checked = on;
+  const all = on ? await chrome.permissions.contains({ origins: ALL_SITES }).catch(() => false) : false;
+  $("browserToolsNote").textContent = on ? t(all ? "browserToolsAllSites" : "browserToolsSomeSites") : "";
 }
 
 function render(r: Reply): void {
@@ -77,6 +86,17 @@ document.addEventListener("DOMContentLoaded", () => {
   void worker({ type: "status" }).then(render);
   void renderHealth();
   void renderNative();
+  void renderBrowserTools();
+  $("browserTools").addEventListener("change", () => {
+    const box = $("browserTools") as HTMLInputElement;
+    // asked from the click itself (Chrome shows its prompt only during a user gesture); a "no"
+    // still leaves browser tools on for the sites already granted, and the note says so
+    const asked = box.checked ? chrome.permissions.request({ origins: ALL_SITES }).catch(() => false) : Promise.resolve(false);
+    void asked.then(async () => {
+      await chrome.storage.local.set({ [BROWSER_TOOLS_KEY]: box.checked });
+      await renderBrowserTools();
+    });
+  });
   chrome.storage.onChanged.addListener((changes, area) => {
     if (area === "local" && changes.native) void renderNative();
     if (area === "local" && changes.connection) void worker({ type: "status" }).then(render);
