@@ -683,9 +683,14 @@ impl Engine {
                 Some(_) => (ToolName::SnapshotPage, Map::new()),
                 None => (prepared.tool, req.args.clone()),
             };
-            let looked = match self.browser.get() {
-                Some(link) => link.inspect(tool, &look_args).await,
-                None => Err(NO_BROWSER.to_string()),
+            // A destination no tool may go to is refused here, without asking the browser.
+            let looked = match (args.never_destination(), self.browser.get()) {
+                (Some(url), _) => Ok(Target {
+                    destination: Some(url),
+                    ..Target::default()
+                }),
+                (None, Some(link)) => link.inspect(tool, &look_args).await,
+                (None, None) => Err(NO_BROWSER.to_string()),
             };
             match looked {
                 Ok(target) => {

@@ -28,7 +28,8 @@ pub enum ToolName {
     CloseTab,
     SwitchTab,
     SnapshotPage,
-    /// Reading a `browser://` resource (MCP `resources/read`); not listed as a tool.
+    // Reading a `browser://` resource (MCP `resources/read`); not listed as a tool. (A plain
+    // comment: a doc comment on one variant turns the generated enum into a oneOf.)
     ReadResource,
 }
 

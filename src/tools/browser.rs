@@ -136,6 +136,19 @@ impl BrowserArgs {
         }
     }
 
+    /// `navigate_to`/`open_tab` to an absolute URL no browser tool may go to (`chrome://…`):
+    /// that URL, so the engine refuses it without a look at the tab.
+    pub fn never_destination(&self) -> Option<String> {
+        let url = match self {
+            BrowserArgs::NavigateTo(a) => &a.url,
+            BrowserArgs::OpenTab(a) => &a.url,
+            _ => return None,
+        };
+        // Relative URLs are the tab's to resolve; anything with a scheme is judged as written.
+        let absolute = url::Url::parse(url.trim()).is_ok();
+        (absolute && never_reason(url).is_some()).then(|| url.trim().to_string())
+    }
+
     /// The resource a `read_resource` call reads.
     pub fn resource(&self) -> Option<&str> {
         match self {

@@ -10,7 +10,8 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { bridgeBin, startBridge, type Bridge } from "../harness";
+import { bridgeBin, launch, startBridge, type Bridge } from "../harness";
+import { HIDDEN_VALUE, PASSWORD_VALUE, startBrowserSite } from "../browser-site";
 import { removeTempDirs, tempDir } from "../tmp";
 
 let bridge: Bridge | null = null;
@@ -123,4 +124,67 @@ test("the TypeScript SDK over stdio through `ground-link mcp`, and a revoked cli
   await other.connect(http(bridge, bridge.token));
   expect((await other.listTools()).tools.length).toBe(7);
   await other.close();
+});
+
+test("an MCP client drives the browser through ground-link: the extension over native messaging, every call through the engine", async () => {
+  const runtimeDir = tempDir("run");
+  const site = await startBrowserSite();
+  const dir = tempDir("sandbox");
+  bridge = await startBridge(dir, { approval: "allow", env: { XDG_RUNTIME_DIR: runtimeDir } });
+  const env = await launch({ nativeHost: bin(), env: { XDG_RUNTIME_DIR: runtimeDir } });
+  try {
+    await env.sw.evaluate(() => chrome.storage.local.set({ browserTools: true }));
+    const page = await env.ctx.newPage();
+    await page.goto(`${site.origin}/form.html`);
+    await page.bringToFront();
+
+    const client = new Client({ name: "browser-driver", version: "1.0.0" });
+    const changed: string[] = [];
+    const token = addClient(bridge, "sdk-browser");
+    await client.connect(http(bridge, token));
+    const { ToolListChangedNotificationSchema } = await import("@modelcontextprotocol/sdk/types.js");
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changed.push("tools"));
+    // The browser's tools appear once the extension has said hello over the native host.
+    await expect.poll(async () => (await client.listTools()).tools.map((t) => t.name), { timeout: 20_000 }).toContain("snapshot_page");
+
+    const outline = textOf(await client.callTool({ name: "snapshot_page", arguments: {} }));
+    expect(outline).toContain("UNTRUSTED_CONTENT");
+    expect(outline).toMatch(/textbox "Your name" \[ref=e\d+\]/);
+    expect(outline).not.toContain(PASSWORD_VALUE);
+    expect(outline).not.toContain(HIDDEN_VALUE);
+    const name = /textbox "Your name" \[ref=(e\d+)\]/.exec(outline)?.[1] ?? "";
+
+    const typed = await client.callTool({ name: "input_text", arguments: { ref: name, text: "Ada via MCP" } });
+    expect(typed.isError ?? false, textOf(typed)).toBe(false);
+    expect(await page.inputValue("#q")).toBe("Ada via MCP");
+    const sent = await client.callTool({ name: "submit_form", arguments: { ref: name } });
+    expect(sent.isError ?? false, textOf(sent)).toBe(false);
+    await expect.poll(() => site.posts.length).toBe(1);
+    expect(new URLSearchParams(site.posts[0]).get("q")).toBe("Ada via MCP");
+
+    // Never: the browser's own pages, whatever the approver says.
+    const settings = await client.callTool({ name: "navigate_to", arguments: { url: "chrome://settings/" } });
+    expect(settings.isError).toBe(true);
+    expect(textOf(settings)).toMatch(/never/);
+
+    // The tab list is a resource, read through the engine as well.
+    const tabs = await client.readResource({ uri: "browser://tabs" });
+    const text = tabs.contents.map((c) => ("text" in c ? c.text : "")).join("");
+    expect(text).toContain(`${site.origin}/submit`);
+
+    // The switch goes off in the popup: the tools leave the list, and the client is told.
+    await env.sw.evaluate(() => chrome.storage.local.set({ browserTools: false }));
+    await expect.poll(async () => (await client.listTools()).tools.map((t) => t.name), { timeout: 20_000 }).not.toContain("snapshot_page");
+    await expect.poll(() => changed.length, { timeout: 10_000 }).toBeGreaterThan(0);
+    await client.close();
+
+    const audit = bridge.audit() as unknown as { tool: string; status: string; client?: string }[];
+    const mine = audit.filter((l) => l.client === "sdk-browser");
+    expect(mine.map((l) => `${l.tool}:${l.status}`)).toEqual(
+      expect.arrayContaining(["snapshot_page:success", "input_text:success", "submit_form:success", "navigate_to:denied", "read_resource:success"]),
+    );
+  } finally {
+    await env.close();
+    await site.close();
+  }
 });

@@ -179,6 +179,8 @@ export type ToolName = "list_dir" | "read_file" | "glob" | "grep" | "write_file"
 /** What the permission engine decided. */
 export type Verdict = "allow" | "ask" | "deny";
 
+export const TOOL_NAMES: readonly ToolName[] = ["list_dir","read_file","glob","grep","write_file","edit_file","exec_cmd","navigate_to","click_element","input_text","submit_form","open_tab","close_tab","switch_tab","snapshot_page","read_resource"];
+
 /** The bridge's flood limits (DESIGN §5.2). */
 export const LIMITS = {
   maxCallsPerReply: 20,
