@@ -148,6 +148,15 @@ pub trait BrowserLink: Send + Sync {
     ) -> Result<String, String>;
     /// Read a `browser://` resource (its text).
     async fn read(&self, uri: &str) -> Result<String, String>;
+    /// The page tool listed as `name`, as a target: its tab, origin and hints.
+    fn page_tool(&self, name: &str) -> Option<Target>;
+    /// Call the page tool `name`, provided its tab still has the origin in `expect`.
+    async fn run_page(
+        &self,
+        name: &str,
+        args: &Map<String, Value>,
+        expect: Option<(u32, String)>,
+    ) -> Result<String, String>;
 }
 
 /// What the engine learned about a call before deciding.
@@ -689,6 +698,17 @@ impl Engine {
                     destination: Some(url),
                     ..Target::default()
                 }),
+                // A page tool is judged on what its page registered; the extension checks the
+                // tab still holds that page when it runs.
+                (None, Some(link)) if args.page().is_some() => {
+                    let name = args.page().map(|p| p.name.as_str()).unwrap_or_default();
+                    link.page_tool(name).ok_or_else(|| {
+                        format!(
+                            "no page tool {name:?} now: its page has gone or changed; list the \
+                             tools again (tools/list)"
+                        )
+                    })
+                }
                 (None, Some(link)) => link.inspect(tool, &look_args).await,
                 (None, None) => Err(NO_BROWSER.to_string()),
             };
@@ -1067,16 +1087,21 @@ impl Engine {
             return self.run_exec(&p, a, grants, call_id, note, cancel).await;
         }
         if let Some(call) = &p.browser {
-            let resource = match &p.args {
-                ToolArgs::Browser(a) => a.resource(),
-                _ => None,
+            let (resource, page) = match &p.args {
+                ToolArgs::Browser(a) => (a.resource(), a.page()),
+                _ => (None, None),
             };
             let ran = match self.browser.get() {
                 Some(link) => tokio::select! {
                     r = async {
-                        match resource {
-                            Some(uri) => link.read(uri).await,
-                            None => link.run(p.tool, &call.args, call.facts.expect.clone()).await,
+                        match (resource, page) {
+                            (Some(uri), _) => link.read(uri).await,
+                            (None, Some(pg)) => {
+                                link.run_page(&pg.name, &pg.args, call.facts.expect.clone()).await
+                            }
+                            (None, None) => {
+                                link.run(p.tool, &call.args, call.facts.expect.clone()).await
+                            }
                         }
                     } => r,
                     () = cancel.cancelled() => Err(

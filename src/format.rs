@@ -113,6 +113,17 @@ pub fn tool_result(name: &str, status: CallStatus, output: &str, untrusted: bool
     s
 }
 
+/// `text` between untrusted-content delimiters with a fresh id, labelled with where it came
+/// from (a page tool's description, say): what a page wrote cannot close the frame early.
+pub fn untrusted_block(label: &str, text: &str) -> String {
+    let id = fresh_id();
+    let text = sanitize(text);
+    format!(
+        "<<<UNTRUSTED_CONTENT id={id} from={}>>>\n{text}\n<<<END_UNTRUSTED_CONTENT id={id}>>>",
+        attr(label)
+    )
+}
+
 /// The text a denied call returns (DESIGN §2.2). `by_user` distinguishes the person's "Deny"
 /// from a policy denial, so the model knows whether asking again could ever help.
 pub fn denied_text(tool: &str, reason: Option<&str>, by_user: bool) -> String {

@@ -31,6 +31,9 @@ pub enum ToolName {
     // Reading a `browser://` resource (MCP `resources/read`); not listed as a tool. (A plain
     // comment: a doc comment on one variant turns the generated enum into a oneOf.)
     ReadResource,
+    // A page's own tool (WebMCP or a skill, DESIGN §12), called by its listed name
+    // `page__…`; rules name them all as `page_tool` (with `origin`).
+    PageTool,
 }
 
 impl ToolName {
@@ -74,6 +77,7 @@ impl ToolName {
             ToolName::SwitchTab => "switch_tab",
             ToolName::SnapshotPage => "snapshot_page",
             ToolName::ReadResource => "read_resource",
+            ToolName::PageTool => "page_tool",
         }
     }
 
@@ -99,13 +103,22 @@ impl ToolName {
             "switch_tab" => ToolName::SwitchTab,
             "snapshot_page" => ToolName::SnapshotPage,
             "read_resource" => ToolName::ReadResource,
+            "page_tool" => ToolName::PageTool,
             _ => return None,
+        })
+    }
+
+    /// The tool a call's name means: a name or alias, or a page tool's listed name
+    /// (`page__<origin hash>__<tool>`, DESIGN §12).
+    pub fn of_call(name: &str) -> Option<ToolName> {
+        ToolName::from_alias(name).or_else(|| {
+            crate::tools::browser::is_page_tool_name(name).then_some(ToolName::PageTool)
         })
     }
 
     /// A browser tool, run by the extension (DESIGN §8.3).
     pub fn is_browser(self) -> bool {
-        Self::BROWSER.contains(&self) || self == ToolName::ReadResource
+        Self::BROWSER.contains(&self) || matches!(self, ToolName::ReadResource | ToolName::PageTool)
     }
 
     /// Tools that change files or run programs; they run one at a time (DESIGN §6).

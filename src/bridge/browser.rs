@@ -21,7 +21,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::engine::BrowserLink;
 use crate::protocol::ToolName;
-use crate::tools::browser::Target;
+use crate::tools::browser::{PageTool, Target};
 
 /// How long a browser has to answer one call (its own actions time out sooner, at 20 s).
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(25);
@@ -41,6 +41,8 @@ struct Connection {
     id: u64,
     send: mpsc::Sender<Vec<u8>>,
     tools: bool,
+    /// The page tools this browser reported last (`browser.pageTools`).
+    page_tools: Vec<PageTool>,
 }
 
 struct Waiting {
@@ -59,7 +61,24 @@ impl State {
     fn available(&self) -> bool {
         self.connections.iter().any(|c| c.tools)
     }
+
+    /// The browser calls go to: the newest with tools on.
+    fn current(&self) -> Option<&Connection> {
+        self.connections.iter().rev().find(|c| c.tools)
+    }
+
+    /// What MCP clients are shown: whether browser tools are there, and the page tools.
+    fn listing(&self) -> (bool, Vec<String>) {
+        let pages = self
+            .current()
+            .map(|c| c.page_tools.iter().map(|t| t.name.clone()).collect())
+            .unwrap_or_default();
+        (self.available(), pages)
+    }
 }
+
+/// At most this many page tools are kept from one report.
+pub const MAX_PAGE_TOOLS: usize = 128;
 
 pub struct Browsers {
     state: Mutex<State>,
@@ -95,9 +114,9 @@ impl Browsers {
 
     fn update(&self, f: impl FnOnce(&mut State)) {
         let mut state = self.state();
-        let before = state.available();
+        let before = state.listing();
         f(&mut state);
-        let after = state.available();
+        let after = state.listing();
         drop(state);
         if before != after {
             self.changed.send_modify(|n| *n += 1);
@@ -107,13 +126,50 @@ impl Browsers {
     /// A connection said hello (again): it is the browser calls go to from now on.
     pub fn hello(&self, connection: u64, send: mpsc::Sender<Vec<u8>>, tools: bool) {
         self.update(|s| {
+            let page_tools = s
+                .connections
+                .iter()
+                .find(|c| c.id == connection)
+                .map(|c| c.page_tools.clone())
+                .unwrap_or_default();
             s.connections.retain(|c| c.id != connection);
             s.connections.push(Connection {
                 id: connection,
                 send,
                 tools,
+                page_tools: if tools { page_tools } else { Vec::new() },
             });
         });
+    }
+
+    /// A browser's page tools (`browser.pageTools`), replacing what it said before. Entries
+    /// whose name is not a page tool's, whose origin is not a URL origin, or past
+    /// [`MAX_PAGE_TOOLS`], are dropped.
+    pub fn set_page_tools(&self, connection: u64, tools: Vec<PageTool>) {
+        let mut seen = std::collections::HashSet::new();
+        let tools: Vec<PageTool> = tools
+            .into_iter()
+            .filter(|t| {
+                crate::tools::browser::is_page_tool_name(&t.name)
+                    && crate::tools::browser::origin_of(&t.origin).as_deref()
+                        == Some(t.origin.trim_end_matches('/'))
+                    && seen.insert(t.name.clone())
+            })
+            .take(MAX_PAGE_TOOLS)
+            .collect();
+        self.update(|s| {
+            if let Some(c) = s.connections.iter_mut().find(|c| c.id == connection) {
+                c.page_tools = if c.tools { tools } else { Vec::new() };
+            }
+        });
+    }
+
+    /// The page tools MCP clients may call now.
+    pub fn page_tools(&self) -> Vec<PageTool> {
+        self.state()
+            .current()
+            .map(|c| c.page_tools.clone())
+            .unwrap_or_default()
     }
 
     /// A connection ended: it is forgotten, and the calls it owed fail now.
@@ -267,6 +323,34 @@ impl BrowserLink for Browsers {
         let mut m = Map::new();
         m.insert("op".into(), json!("run"));
         m.insert("tool".into(), json!(tool.as_str()));
+        m.insert("args".into(), Value::Object(args.clone()));
+        if let Some((tab, origin)) = expect {
+            m.insert("expect".into(), json!({"tabId": tab, "origin": origin}));
+        }
+        text_of(self.call(m).await?)
+    }
+
+    fn page_tool(&self, name: &str) -> Option<Target> {
+        let tool = self.page_tools().into_iter().find(|t| t.name == name)?;
+        Some(Target {
+            tab_id: Some(tool.tab_id),
+            url: Some(format!("{}/", tool.origin.trim_end_matches('/'))),
+            title: tool.title.clone(),
+            page_tool: Some(tool.annotations.clone()),
+            page_tool_name: Some(tool.tool.clone()),
+            ..Target::default()
+        })
+    }
+
+    async fn run_page(
+        &self,
+        name: &str,
+        args: &Map<String, Value>,
+        expect: Option<(u32, String)>,
+    ) -> Result<String, String> {
+        let mut m = Map::new();
+        m.insert("op".into(), json!("page"));
+        m.insert("tool".into(), json!(name));
         m.insert("args".into(), Value::Object(args.clone()));
         if let Some((tab, origin)) = expect {
             m.insert("expect".into(), json!({"tabId": tab, "origin": origin}));

@@ -362,6 +362,10 @@ async fn connection(bridge: Arc<Bridge>, mut stream: tokio::net::UnixStream) {
                         bridge.browsers().result(me, m);
                         continue;
                     }
+                    Some(BrowserMessage::PageTools(tools)) => {
+                        bridge.browsers().set_page_tools(me, tools);
+                        continue;
+                    }
                     None => {}
                 }
                 let Ok(permit) = Arc::clone(&running).acquire_owned().await else {
@@ -396,6 +400,8 @@ enum BrowserMessage {
     Hello(bool),
     /// `{"type":"browser.result","id",…}`
     Result(serde_json::Map<String, serde_json::Value>),
+    /// `{"type":"browser.pageTools","tools":[…]}` (entries that do not parse are dropped)
+    PageTools(Vec<crate::tools::browser::PageTool>),
 }
 
 /// The extension's browser-tool messages (DESIGN §8.3); anything else is a call or pairing.
@@ -412,6 +418,16 @@ fn browser_message(body: &[u8]) -> Option<BrowserMessage> {
             m.get("tools").and_then(|t| t.as_bool()) == Some(true),
         )),
         Some("browser.result") => Some(BrowserMessage::Result(m)),
+        Some("browser.pageTools") => Some(BrowserMessage::PageTools(
+            m.get("tools")
+                .and_then(|t| t.as_array())
+                .map(|list| {
+                    list.iter()
+                        .filter_map(|t| serde_json::from_value(t.clone()).ok())
+                        .collect()
+                })
+                .unwrap_or_default(),
+        )),
         _ => None,
     }
 }

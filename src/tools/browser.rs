@@ -112,6 +112,61 @@ pub struct ResourceArgs {
     pub uri: String,
 }
 
+/// Largest arguments passed to a page tool (serialised).
+const MAX_PAGE_ARGS: usize = 64 * 1024;
+
+/// Whether `name` is how a page tool is listed: `page__…`, API-safe (`^[A-Za-z0-9_-]{1,64}$`).
+pub fn is_page_tool_name(name: &str) -> bool {
+    name.len() <= 64
+        && name.starts_with("page__")
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// A page tool as the extension reports it (`browser.pageTools`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PageTool {
+    /// The listed name (`page__…`).
+    pub name: String,
+    /// The page's own name for it.
+    #[serde(default)]
+    pub tool: String,
+    /// The frame's origin, stamped by the extension.
+    pub origin: String,
+    pub tab_id: u32,
+    #[serde(default)]
+    pub frame_id: u32,
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub input_schema: Map<String, Value>,
+    #[serde(default)]
+    pub annotations: PageHints,
+}
+
+/// What the page says of its tool: it can only raise risk.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PageHints {
+    #[serde(default)]
+    pub read_only_hint: bool,
+    #[serde(default)]
+    pub consequential_hint: bool,
+    #[serde(default)]
+    pub untrusted_content_hint: bool,
+}
+
+/// A call of a page tool: its listed name and the arguments for the page.
+#[derive(Debug, Clone)]
+pub struct PageArgs {
+    pub name: String,
+    pub args: Map<String, Value>,
+}
+
 /// A browser call's arguments after validation.
 #[derive(Debug, Clone)]
 pub enum BrowserArgs {
@@ -122,6 +177,7 @@ pub enum BrowserArgs {
     Tab(ToolName, TabArgs),
     SnapshotPage(SnapshotPageArgs),
     Resource(ResourceArgs),
+    Page(PageArgs),
 }
 
 impl BrowserArgs {
@@ -133,6 +189,15 @@ impl BrowserArgs {
             BrowserArgs::OpenTab(_) => ToolName::OpenTab,
             BrowserArgs::SnapshotPage(_) => ToolName::SnapshotPage,
             BrowserArgs::Resource(_) => ToolName::ReadResource,
+            BrowserArgs::Page(_) => ToolName::PageTool,
+        }
+    }
+
+    /// The page tool a call names.
+    pub fn page(&self) -> Option<&PageArgs> {
+        match self {
+            BrowserArgs::Page(p) => Some(p),
+            _ => None,
         }
     }
 
@@ -196,6 +261,15 @@ impl BrowserArgs {
                 Ok(())
             }
             BrowserArgs::Tab(..) | BrowserArgs::SnapshotPage(_) => Ok(()),
+            BrowserArgs::Page(p) => {
+                let size = serde_json::to_vec(&p.args).map_or(usize::MAX, |v| v.len());
+                if size > MAX_PAGE_ARGS {
+                    return Err(format!(
+                        "the arguments are {size} bytes, over the {MAX_PAGE_ARGS}-byte limit"
+                    ));
+                }
+                Ok(())
+            }
             BrowserArgs::Resource(r) => {
                 if RESOURCES.iter().any(|(uri, ..)| *uri == r.uri) {
                     Ok(())
@@ -213,6 +287,15 @@ impl BrowserArgs {
 
 fn is_ref(r: &str) -> bool {
     r.len() >= 2 && r.len() <= 8 && r.starts_with('e') && r[1..].bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The arguments of a page tool named `name`, checked.
+pub fn parse_page(name: &str, args: &Map<String, Value>) -> Result<BrowserArgs, String> {
+    let a = BrowserArgs::Page(PageArgs {
+        name: name.to_string(),
+        args: args.clone(),
+    });
+    a.check().map(|()| a)
 }
 
 /// The arguments of a browser tool, checked. `None` for a sandbox tool.
@@ -264,6 +347,12 @@ pub struct Target {
     /// Element tools: the element the ref or selector names now.
     #[serde(default)]
     pub element: Option<Element>,
+    /// Page tools: what the page says of its tool (from its registration, not from a look).
+    #[serde(default, skip)]
+    pub page_tool: Option<PageHints>,
+    /// Page tools: the page's name and title for the tool.
+    #[serde(default, skip)]
+    pub page_tool_name: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -395,14 +484,29 @@ pub fn facts(args: &BrowserArgs, target: &Target) -> BrowserFacts {
         // never silent.
         ToolName::ReadResource if lists_tabs => Risk::Moderate,
         ToolName::ReadResource if !origin.as_deref().is_some_and(is_loopback) => Risk::Moderate,
+        // Hints come from the page: they only raise risk (DESIGN §12).
+        ToolName::PageTool => Risk::Moderate,
         _ => base,
     };
     let acts = !matches!(tool, ToolName::SnapshotPage | ToolName::ReadResource);
-    let must_ask = (target.chat_tab && acts).then(|| {
-        "the tab is a chat site: a model does not drive a chat tab unless the person allows \
-         this one call"
-            .to_string()
-    });
+    let consequential = target
+        .page_tool
+        .as_ref()
+        .is_some_and(|h| h.consequential_hint);
+    let must_ask = if target.chat_tab && acts {
+        Some(
+            "the tab is a chat site: a model does not drive a chat tab unless the person allows \
+             this one call"
+                .to_string(),
+        )
+    } else if consequential {
+        Some(
+            "the page marks this tool as consequential: the person answers each call, once"
+                .to_string(),
+        )
+    } else {
+        None
+    };
     let element = target.element.as_ref().map(|e| {
         let what = e.role.clone().unwrap_or_else(|| e.tag.clone());
         match &e.name {
@@ -417,6 +521,11 @@ pub fn facts(args: &BrowserArgs, target: &Target) -> BrowserFacts {
             short(page.unwrap_or("?"), 200)
         ),
         (ToolName::OpenTab, Some(d)) => format!("open_tab {}", short(d, 200)),
+        (ToolName::PageTool, _) => format!(
+            "the page's tool {} on {}",
+            short(target.page_tool_name.as_deref().unwrap_or("?"), 120),
+            short(page.unwrap_or("?"), 200)
+        ),
         (ToolName::ReadResource, _) => format!(
             "read {} (the active tab: {})",
             args.resource().unwrap_or_default(),
@@ -462,6 +571,7 @@ fn short(s: &str, max: usize) -> String {
 pub fn spec_risk(tool: ToolName) -> Risk {
     match tool {
         ToolName::SnapshotPage | ToolName::ReadResource => Risk::Safe,
+        ToolName::PageTool => Risk::Moderate,
         ToolName::SubmitForm => Risk::Dangerous,
         _ => Risk::Moderate,
     }

@@ -92,6 +92,14 @@ fn tool_list() -> String {
 
 /// Validate `args` for the tool named `name` (aliases accepted).
 pub fn parse_args(name: &str, args: &Map<String, Value>) -> Result<ToolArgs, ArgError> {
+    if browser::is_page_tool_name(name) {
+        return browser::parse_page(name, args)
+            .map(ToolArgs::Browser)
+            .map_err(|detail| ArgError::Invalid {
+                tool: ToolName::PageTool,
+                detail,
+            });
+    }
     let tool = ToolName::from_alias(name).ok_or_else(|| ArgError::UnknownTool(name.to_string()))?;
     fn typed<T: serde::de::DeserializeOwned>(
         tool: ToolName,

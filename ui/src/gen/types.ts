@@ -374,7 +374,7 @@ export type StepKind = "validate" | "jail" | "sandbox" | "protected" | "catastro
  * The seven sandbox tools of DESIGN §3, and the browser tools of §8.3 (run by the extension
  * over native messaging, decided by the same engine).
  */
-export type ToolName = "list_dir" | "read_file" | "glob" | "grep" | "write_file" | "edit_file" | "exec_cmd" | "navigate_to" | "click_element" | "input_text" | "submit_form" | "open_tab" | "close_tab" | "switch_tab" | "snapshot_page" | "read_resource";
+export type ToolName = "list_dir" | "read_file" | "glob" | "grep" | "write_file" | "edit_file" | "exec_cmd" | "navigate_to" | "click_element" | "input_text" | "submit_form" | "open_tab" | "close_tab" | "switch_tab" | "snapshot_page" | "read_resource" | "page_tool";
 
 /**
  * What the project file's trust would change: the text last trusted and the text in force,

@@ -174,12 +174,12 @@ export type ToolCall = {
  * The seven sandbox tools of DESIGN §3, and the browser tools of §8.3 (run by the extension
  * over native messaging, decided by the same engine).
  */
-export type ToolName = "list_dir" | "read_file" | "glob" | "grep" | "write_file" | "edit_file" | "exec_cmd" | "navigate_to" | "click_element" | "input_text" | "submit_form" | "open_tab" | "close_tab" | "switch_tab" | "snapshot_page" | "read_resource";
+export type ToolName = "list_dir" | "read_file" | "glob" | "grep" | "write_file" | "edit_file" | "exec_cmd" | "navigate_to" | "click_element" | "input_text" | "submit_form" | "open_tab" | "close_tab" | "switch_tab" | "snapshot_page" | "read_resource" | "page_tool";
 
 /** What the permission engine decided. */
 export type Verdict = "allow" | "ask" | "deny";
 
-export const TOOL_NAMES: readonly ToolName[] = ["list_dir","read_file","glob","grep","write_file","edit_file","exec_cmd","navigate_to","click_element","input_text","submit_form","open_tab","close_tab","switch_tab","snapshot_page","read_resource"];
+export const TOOL_NAMES: readonly ToolName[] = ["list_dir","read_file","glob","grep","write_file","edit_file","exec_cmd","navigate_to","click_element","input_text","submit_form","open_tab","close_tab","switch_tab","snapshot_page","read_resource","page_tool"];
 
 /** The bridge's flood limits (DESIGN §5.2). */
 export const LIMITS = {
