@@ -369,8 +369,10 @@ fn what_the_browser_refuses_comes_back_as_an_error_and_its_leaving_fails_calls_a
         ground_link::protocol::Source::Mcp,
     ));
     assert_eq!(result.status, ground_link::protocol::CallStatus::Error);
+    // The bridge may still be closing the old connection (then the call fails as it goes) or
+    // have forgotten it (then it waits for a browser, and says what to do): clear either way.
     assert!(
-        result.output.contains("no browser is connected"),
+        result.output.contains("no browser is connected") || result.output.contains("went away"),
         "{}",
         result.output
     );
