@@ -12,7 +12,7 @@ use ground_link::engine::Engine;
 use ground_link::protocol::ApprovalMode;
 
 use crate::approver::DialogSurface;
-use crate::commands::{PairedExtension, PairingView, SettingsView};
+use crate::commands::{ClientAdded, ClientView, PairedExtension, PairingView, SettingsView};
 use crate::host::Host;
 use crate::secret::{self, SecretStore};
 use crate::settings::{AppSettings, STORE_FILE, STORE_KEY};
@@ -206,6 +206,7 @@ impl App {
     pub fn pairing_view(&self) -> PairingView {
         let status = self.host.status();
         let (kept_in, warning) = lock(&self.token_note).clone();
+        let clients = self.clients().list();
         PairingView {
             token: self.host.token().secret().to_string(),
             kept_in,
@@ -222,6 +223,40 @@ impl App {
                         .collect()
                 })
                 .unwrap_or_default(),
+            clients: clients
+                .iter()
+                .flatten()
+                .map(|c| ClientView {
+                    name: c.name.clone(),
+                    created: c.created,
+                })
+                .collect(),
+            clients_error: clients.err().map(|e| e.to_string()),
+        }
+    }
+
+    /// The named clients' file, the one `ground-link token add` writes and the bridge reads.
+    fn clients(&self) -> ground_link::bridge::clients::Clients {
+        ground_link::bridge::clients::Clients::new(ground_link::bridge::clients::default_location(
+            self.host.paths(),
+        ))
+    }
+
+    /// A new named MCP client; its token is returned this once (only a digest is kept).
+    pub fn add_client(&self, name: &str) -> Result<ClientAdded, String> {
+        let token = self.clients().add(name.trim()).map_err(|e| e.to_string())?;
+        Ok(ClientAdded {
+            pairing: self.pairing_view(),
+            token,
+        })
+    }
+
+    /// Revokes a named client; the bridge refuses its token from the next request.
+    pub fn revoke_client(&self, name: &str) -> Result<PairingView, String> {
+        match self.clients().revoke(name) {
+            Ok(true) => Ok(self.pairing_view()),
+            Ok(false) => Err(format!("there is no client named {name:?}")),
+            Err(e) => Err(e.to_string()),
         }
     }
 

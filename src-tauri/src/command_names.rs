@@ -23,6 +23,8 @@ macro_rules! app_commands {
             pairing_get,
             token_copy,
             token_rotate,
+            client_add,
+            client_revoke,
             audit_read,
             audit_verify,
         }

@@ -33,6 +33,24 @@ pub struct PairedExtension {
     pub last_seen: u64,
 }
 
+/// A named MCP client (`ground-link token add NAME`): its name and when its token was made.
+/// The token itself is shown once, when it is made, and never kept (only its digest).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientView {
+    pub name: String,
+    /// Unix seconds.
+    pub created: u64,
+}
+
+/// A client just made: the view, and its token, shown this once.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientAdded {
+    pub pairing: PairingView,
+    pub token: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PairingView {
@@ -42,6 +60,10 @@ pub struct PairingView {
     pub port: Option<u16>,
     pub connected: bool,
     pub paired: Vec<PairedExtension>,
+    /// Named MCP clients, oldest first.
+    pub clients: Vec<ClientView>,
+    /// Why the client list could not be read, if it could not.
+    pub clients_error: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -164,6 +186,16 @@ pub fn token_copy(app: State<'_, Arc<App>>) -> Res<()> {
 #[tauri::command]
 pub async fn token_rotate(app: State<'_, Arc<App>>) -> Res<PairingView> {
     app.rotate_token().await
+}
+
+#[tauri::command]
+pub fn client_add(app: State<'_, Arc<App>>, name: String) -> Res<ClientAdded> {
+    app.add_client(&name)
+}
+
+#[tauri::command]
+pub fn client_revoke(app: State<'_, Arc<App>>, name: String) -> Res<PairingView> {
+    app.revoke_client(&name)
 }
 
 #[tauri::command]

@@ -31,6 +31,7 @@ pub fn definitions() -> BTreeMap<String, Value> {
         crate::audit_view::ChainCheck,
         crate::commands::StatusView,
         crate::commands::PairingView,
+        crate::commands::ClientAdded,
         ground_link::hooks::HookRun,
         crate::commands::SettingsView,
     );

@@ -11,6 +11,8 @@ const CODE_WORDS: readonly string[] = [
   "global", "project", "managed", "PreToolUse", "PostToolUse", "block", "skip",
   "success", "denied", "error", "timeout", "safe", "moderate", "dangerous", "denyRule",
   "JSON", "English", "ground-link", "exec_cmd", "write_file", "sh", "http", "Esc",
+  // Names of protocols and products, the same in every language.
+  "MCP", "Claude", "Code", "Cursor", "Codex", "CLI", "Authorization", "mcp",
 ];
 
 /** Code and examples that the UI itself shows unchanged in every language. */

@@ -1,26 +1,7 @@
 // Typed wrappers over the app's commands (src-tauri/src/commands.rs). Types come from the Rust
 // types (src/gen/types.ts); nothing here is written twice.
 import { Channel, invoke as tauriInvoke, type InvokeArgs } from "@tauri-apps/api/core";
-import type {
-  AppSettings,
-  ApprovalAnswer,
-  AuditFilter,
-  AuditPage,
-  ChainCheck,
-  Decision,
-  DialogState,
-  Hook,
-  HookRun,
-  Layer,
-  PairingView,
-  RootCheck,
-  RuleEdit,
-  RuleFileView,
-  SettingsView,
-  StatusView,
-  TrustView,
-  Command,
-} from "./gen/types";
+import type { AppSettings, ApprovalAnswer, AuditFilter, AuditPage, ChainCheck, ClientAdded, Command, Decision, DialogState, Hook, HookRun, Layer, PairingView, RootCheck, RuleEdit, RuleFileView, SettingsView, StatusView, TrustView } from "./gen/types";
 
 /** Only the app's own commands (generated from src-tauri/src/command_names.rs) type-check. */
 const invoke = <T>(cmd: Command, args?: InvokeArgs): Promise<T> => tauriInvoke<T>(cmd, args);
@@ -52,6 +33,9 @@ export const settings = {
   pairing: () => invoke<PairingView>("pairing_get"),
   copyToken: () => invoke<void>("token_copy"),
   rotateToken: () => invoke<PairingView>("token_rotate"),
+  /** A named MCP client; its token comes back this once. */
+  addClient: (name: string) => invoke<ClientAdded>("client_add", { name }),
+  revokeClient: (name: string) => invoke<PairingView>("client_revoke", { name }),
   audit: (filter: AuditFilter) => invoke<AuditPage>("audit_read", { filter }),
   verifyAudit: () => invoke<ChainCheck>("audit_verify"),
 };

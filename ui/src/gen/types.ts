@@ -110,6 +110,22 @@ export type ChainCheck = {
   summary: string;
 };
 
+/** A client just made: the view, and its token, shown this once. */
+export type ClientAdded = {
+  pairing: PairingView;
+  token: string;
+};
+
+/**
+ * A named MCP client (`ground-link token add NAME`): its name and when its token was made.
+ * The token itself is shown once, when it is made, and never kept (only its digest).
+ */
+export type ClientView = {
+  /** Unix seconds. */
+  created: number;
+  name: string;
+};
+
 /** A decision with its explanation; `ground-link check` prints exactly this. */
 export type Decision = {
   decision: Verdict;
@@ -173,6 +189,10 @@ export type PairedExtension = {
 };
 
 export type PairingView = {
+  /** Named MCP clients, oldest first. */
+  clients: ClientView[];
+  /** Why the client list could not be read, if it could not. */
+  clientsError: string | null;
   connected: boolean;
   keptIn: string;
   paired: PairedExtension[];
@@ -417,6 +437,8 @@ export const COMMANDS = [
   "pairing_get",
   "token_copy",
   "token_rotate",
+  "client_add",
+  "client_revoke",
   "audit_read",
   "audit_verify",
 ] as const;

@@ -9,7 +9,11 @@ let lang: Language = "en";
 const calls: { cmd: string; args: Record<string, unknown> }[] = [];
 // What some commands answer next; the walk changes them to reach the window's other states.
 const RUNNING: StatusView = { confinement: "landlock", connected: false, paused: false, pending: 2, port: 8787, problem: null, root: "/srv/sb", rootWarning: null, running: true, siteProblems: [] };
-const PAIRED: PairingView = { connected: false, keptIn: "K-keyring", paired: [{ origin: "chrome-extension://abc", lastSeen: 1_700_000_000 }], port: 8787, token: "tok", warning: "W-keyring" };
+const PAIRED: PairingView = {
+  connected: false, keptIn: "K-keyring", paired: [{ origin: "chrome-extension://abc", lastSeen: 1_700_000_000 }], port: 8787, token: "tok", warning: "W-keyring",
+  clients: [{ name: "cursor-ide", created: 1_700_000_000 }], clientsError: null,
+};
+let clients = PAIRED.clients;
 let status: StatusView = RUNNING;
 let trust: TrustView = { exists: true, trusted: false, diff: "@@ -1 +1 @@\n-a\n+b", error: "E-trust", content: "b" };
 let getFails = false;
@@ -21,6 +25,7 @@ vi.mock("@tauri-apps/api/core", () => ({
 
 // What the engine and the files say: made-up tokens, so that any English on the page is the UI's.
 const DATA = [
+  "T-once-4b2c", "E-client-name", "cursor-ide", "claude-code",
   "/srv/sb", "/cfg/gl/permissions.json", "/etc/gl/managed.json", "/data/gl/log", "/state/gl", "0.1.0", "landlock", "W-home",
   "E-parse", "h-lint", "./lint.sh", "h-fmt", "./fmt.sh", "no-curl", "curl", "D-net", "Bash(git push *)",
   "S-hook", "R-engine", "E-trust", "K-keyring", "W-keyring", "chrome-extension://abc", "S-chain", "https://*.example.com",
@@ -64,6 +69,7 @@ function answer(cmd: string, args: Record<string, unknown>): unknown {
   calls.push({ cmd, args });
   switch (cmd) {
     case "settings_get":
+      clients = PAIRED.clients; // a window that loads anew starts from the stored list
       if (getFails) throw "E-load";
       return settingsView();
     case "settings_save":
@@ -86,7 +92,14 @@ function answer(cmd: string, args: Record<string, unknown>): unknown {
     case "trust_project":
       return { ...trust, trusted: true, error: null };
     case "pairing_get":
-      return PAIRED;
+      return { ...PAIRED, clients };
+    case "client_add":
+      if (!args.name) throw "E-client-name";
+      clients = [...clients, { name: String(args.name), created: 1_700_000_100 }];
+      return { pairing: { ...PAIRED, clients }, token: "T-once-4b2c" };
+    case "client_revoke":
+      clients = clients.filter((c) => c.name !== args.name);
+      return { ...PAIRED, clients } satisfies PairingView;
     case "token_rotate":
       return { ...PAIRED, connected: true, port: null, paired: [], warning: null } satisfies PairingView;
     case "audit_read":
@@ -200,6 +213,20 @@ async function walk(): Promise<string[]> {
   el("#token-rotate").click();
   await vi.waitFor(() => expect(document.querySelector("#paired li.muted")).not.toBeNull());
   await vi.waitFor(() => expect(text("pairing-msg")).not.toBe(""));
+  look();
+  // Named MCP clients: an empty name is refused with the engine's words; a made token is
+  // shown once; revoking removes the client.
+  el("#client-add").click();
+  await vi.waitFor(() => expect(text("clients-msg")).toBe("E-client-name"));
+  el<HTMLInputElement>("#client-name").value = "claude-code";
+  el("#client-add").click();
+  await vi.waitFor(() => expect(text("client-token-value")).toBe("T-once-4b2c"));
+  expect(calls.filter((c) => c.cmd === "client_add").at(-1)?.args).toEqual({ name: "claude-code" });
+  expect(document.querySelector('[data-client="claude-code"]')).not.toBeNull();
+  look();
+  el('[data-revoke="cursor-ide"]').click();
+  await vi.waitFor(() => expect(document.querySelector('[data-client="cursor-ide"]')).toBeNull());
+  expect(calls.filter((c) => c.cmd === "client_revoke").at(-1)?.args).toEqual({ name: "cursor-ide" });
   look();
 
   el("#tab-audit").click();

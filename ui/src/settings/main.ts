@@ -376,7 +376,32 @@ function renderPairing(el: HTMLElement): void {
       h("h3", { text: t("pairedTitle") }),
       h("ul", { id: "paired" }, ...(p.paired.length ? p.paired.map((x) => h("li", { text: t("pairedSeen", { origin: x.origin, time: new Date(x.lastSeen * 1000).toLocaleString(locale()) }) })) : [h("li", { class: "muted", text: t("pairedNone") })])),
       h("p", { id: "pairing-msg" }),
+      h("h3", { text: t("clientsTitle") }),
+      h("p", { class: "muted", text: t("clientsHelp") }),
+      p.clientsError ? h("p", { class: "error", text: p.clientsError }) : null,
+      h("ul", { id: "clients" }, ...(p.clients.length
+        ? p.clients.map((c) => h("li", { "data-client": c.name }, t("clientMade", { name: c.name, time: new Date(c.created * 1000).toLocaleString(locale()) }), " ",
+            h("button", { type: "button", class: "small", "data-revoke": c.name, text: t("revoke"), onclick: () => void ipc.revokeClient(c.name).then(show).then(() => say("clients-msg", t("revoked", { name: c.name }), true)).catch((e) => say("clients-msg", message(e))) })))
+        : [h("li", { class: "muted", text: t("clientsNone") })])),
+      row(t("clientName"), input("client-name", "", { placeholder: "claude-code" }),
+        h("button", { id: "client-add", type: "button", text: t("addClient"), onclick: () => void addClient() })),
+      h("div", { id: "client-token" }),
+      h("p", { id: "clients-msg" }),
     );
+  };
+  const addClient = async (): Promise<void> => {
+    const name = (document.getElementById("client-name") as HTMLInputElement).value.trim();
+    try {
+      const added = await ipc.addClient(name);
+      show(added.pairing);
+      // Shown this once: ground-link keeps only its digest.
+      add(byId("client-token"),
+        h("p", { text: t("clientTokenOnce", { name }) }),
+        h("code", { id: "client-token-value", text: added.token }));
+      say("clients-msg", t("clientAdded", { name }), true);
+    } catch (e) {
+      say("clients-msg", message(e));
+    }
   };
   void ipc.pairing().then(show).catch((e) => add(body, h("p", { class: "error", text: message(e) })));
 }
