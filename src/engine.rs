@@ -66,14 +66,24 @@ pub struct EngineConfig {
 }
 
 impl EngineConfig {
+    /// The defaults' configuration (`Settings::default()`).
     pub fn new(root: PathBuf, paths: ConfigPaths) -> EngineConfig {
-        let settings = crate::protocol::Settings::default();
+        EngineConfig::with_settings(root, paths, &crate::protocol::Settings::default())
+    }
+
+    /// The configuration for the person's settings: the one mapping from settings to the
+    /// engine, for the CLI and the tray app alike. Timeouts below a second count as one.
+    pub fn with_settings(
+        root: PathBuf,
+        paths: ConfigPaths,
+        settings: &crate::protocol::Settings,
+    ) -> EngineConfig {
         EngineConfig {
             root,
             sandbox: settings.sandbox,
             mode: settings.mode,
-            approval_timeout: Duration::from_secs(settings.approval_timeout_sec),
-            exec_timeout_max: Duration::from_secs(settings.exec_timeout_max_sec),
+            approval_timeout: Duration::from_secs(settings.approval_timeout_sec.max(1)),
+            exec_timeout_max: Duration::from_secs(settings.exec_timeout_max_sec.max(1)),
             paths,
             supervisor_exe: std::env::current_exe()
                 .unwrap_or_else(|_| PathBuf::from("ground-link")),

@@ -359,17 +359,23 @@ fn install_native_host(
 
 fn engine_config(dir: &std::path::Path, sandbox: Sandbox, mode: Mode) -> Result<EngineConfig> {
     let paths = ConfigPaths::from_env()?;
-    let mut config = EngineConfig::new(dir.to_path_buf(), paths);
-    config.sandbox = match sandbox {
-        Sandbox::ReadOnly => SandboxMode::ReadOnly,
-        Sandbox::WorkspaceWrite => SandboxMode::WorkspaceWrite,
-        Sandbox::FullAccess => SandboxMode::FullAccess,
+    let settings = ground_link::protocol::Settings {
+        sandbox: match sandbox {
+            Sandbox::ReadOnly => SandboxMode::ReadOnly,
+            Sandbox::WorkspaceWrite => SandboxMode::WorkspaceWrite,
+            Sandbox::FullAccess => SandboxMode::FullAccess,
+        },
+        mode: match mode {
+            Mode::Ask => ApprovalMode::Ask,
+            Mode::Auto => ApprovalMode::Auto,
+        },
+        ..Default::default()
     };
-    config.mode = match mode {
-        Mode::Ask => ApprovalMode::Ask,
-        Mode::Auto => ApprovalMode::Auto,
-    };
-    Ok(config)
+    Ok(EngineConfig::with_settings(
+        dir.to_path_buf(),
+        paths,
+        &settings,
+    ))
 }
 
 fn approver(approval: Approval, deny_reason: Option<String>) -> Result<Arc<dyn Approver>> {

@@ -2,7 +2,6 @@
 //! and hooks are not here: they live in the engine's own files, so the CLI and the app agree.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -119,16 +118,9 @@ impl AppSettings {
         supervisor_exe: PathBuf,
     ) -> Option<EngineConfig> {
         let root = self.root.clone()?;
-        let mut c = EngineConfig::new(root, paths);
-        c.sandbox = self.core.sandbox;
-        c.mode = self.core.mode;
-        c.approval_timeout = Duration::from_secs(self.core.approval_timeout_sec.max(1));
-        c.exec_timeout_max = Duration::from_secs(self.core.exec_timeout_max_sec.max(1));
+        let mut c = EngineConfig::with_settings(root, paths, &self.core);
         c.supervisor_exe = supervisor_exe;
         c.watch = true;
-        c.audit = true;
-        c.audit_max_age_days = self.core.audit_max_age_days;
-        c.audit_max_total_bytes = self.core.audit_max_total_mb.saturating_mul(1024 * 1024);
         Some(c)
     }
 
