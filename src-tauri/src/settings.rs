@@ -233,7 +233,7 @@ mod tests {
         s.root = Some(dir.path().to_path_buf());
         s.core.approval_timeout_sec = 30;
         let c = s.engine_config(paths, "/bin/app".into()).unwrap();
-        assert_eq!(c.approval_timeout, Duration::from_secs(30));
+        assert_eq!(c.approval_timeout, std::time::Duration::from_secs(30));
         assert!(c.watch && c.audit);
         assert_eq!(c.supervisor_exe, PathBuf::from("/bin/app"));
         let bad = [
