@@ -65,14 +65,21 @@ const PLAIN: Reader = Reader {
 };
 
 pub(super) const FOLLOWS: &str = "follows symlinks, which may lead outside the sandbox root";
+const CHECK_LIST: &str = "reads the files a checksum list names, which ground-link does not see";
 
 pub(super) fn reader(name: &str) -> Option<Reader> {
     Some(match name {
         // Only options that really take a value may swallow the next word: `cat -s FILE`
         // squeezes blank lines and reads FILE.
         "cat" | "rev" | "comm" | "tsort" | "readlink" | "zcat" | "bzcat" | "xzcat" | "zstdcat"
-        | "lzcat" | "md5sum" | "sha1sum" | "sha224sum" | "sha256sum" | "sha384sum"
-        | "sha512sum" | "sum" => PLAIN,
+        | "lzcat" | "sum" => PLAIN,
+        // `-c LIST` reads every file the list names, paths ground-link never sees.
+        "md5sum" | "sha1sum" | "sha224sum" | "sha256sum" | "sha384sum" | "sha512sum" | "b2sum" => {
+            Reader {
+                unsafe_opts: &[("-c", CHECK_LIST), ("--check", CHECK_LIST)],
+                ..PLAIN
+            }
+        }
         "tac" => Reader {
             val_short: "s",
             val_long: &["--separator"],
@@ -517,7 +524,7 @@ pub(crate) fn sensitive_var(name: &str, value: &str) -> Option<&'static str> {
         "RIPGREP_CONFIG_PATH", "GREP_OPTIONS", "TAR_OPTIONS", "NODE_OPTIONS", "NODE_PATH",
         "RUSTC_WRAPPER", "RUSTC", "CC", "CXX", "MAKEFLAGS", "OPENSSL_CONF", "CURL_HOME", "WGETRC",
         "HISTFILE", "_JAVA_OPTIONS", "JAVA_TOOL_OPTIONS", "GREP", "GZIP", "MAGIC", "GCONV_PATH",
-        "LOCPATH", "NLSPATH", "HOSTALIASES",
+        "LOCPATH", "NLSPATH", "HOSTALIASES", "TERMINFO", "TERMINFO_DIRS", "TZDIR",
     ];
     const LOADER_PREFIXES: &[&str] = &[
         "LD_", "DYLD_", "GIT_", "PYTHON", "PERL", "RUBY", "BASH_FUNC_", "NPM_CONFIG_",
