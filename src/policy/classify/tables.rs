@@ -74,7 +74,7 @@ pub(super) fn reader(name: &str) -> Option<Reader> {
         "cat" | "rev" | "comm" | "tsort" | "readlink" | "zcat" | "bzcat" | "xzcat" | "zstdcat"
         | "lzcat" | "sum" => PLAIN,
         // `-c LIST` reads every file the list names, paths ground-link never sees.
-        "md5sum" | "sha1sum" | "sha224sum" | "sha256sum" | "sha384sum" | "sha512sum" | "b2sum" => {
+        "md5sum" | "sha1sum" | "sha224sum" | "sha256sum" | "sha384sum" | "sha512sum" => {
             Reader {
                 unsafe_opts: &[("-c", CHECK_LIST), ("--check", CHECK_LIST)],
                 ..PLAIN
@@ -88,6 +88,7 @@ pub(super) fn reader(name: &str) -> Option<Reader> {
         "b2sum" => Reader {
             val_short: "l",
             val_long: &["--length"],
+            unsafe_opts: &[("-c", CHECK_LIST), ("--check", CHECK_LIST)],
             ..PLAIN
         },
         "cksum" => Reader {
