@@ -139,7 +139,7 @@ pub struct Engine {
     /// Why every `exec_cmd` asks here, if it does.
     exec_must_ask: Option<String>,
     /// The extension's end of browser calls, once a bridge has set it (DESIGN §8.3).
-    browser: std::sync::OnceLock<Arc<dyn BrowserLink>>,
+    browser: std::sync::RwLock<Option<Arc<dyn BrowserLink>>>,
 }
 
 /// What runs browser tools: the connected browser's extension, over native messaging. The
@@ -264,13 +264,21 @@ impl Engine {
             approver,
             mutating: tokio::sync::Mutex::new(()),
             confinement,
-            browser: std::sync::OnceLock::new(),
+            browser: std::sync::RwLock::new(None),
         })
     }
 
-    /// Give the engine the browser link browser tools run through (once; the bridge does it).
+    /// Give the engine the browser link browser tools run through (the bridge bound to it
+    /// does; a later bridge replaces it).
     pub fn set_browser(&self, link: Arc<dyn BrowserLink>) {
-        let _ = self.browser.set(link);
+        *self.browser.write().unwrap_or_else(|p| p.into_inner()) = Some(link);
+    }
+
+    fn browser_link(&self) -> Option<Arc<dyn BrowserLink>> {
+        self.browser
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// The approver the engine asks (also asked before pairing over native messaging).
@@ -703,7 +711,7 @@ impl Engine {
                 None => (prepared.tool, req.args.clone()),
             };
             // A destination no tool may go to is refused here, without asking the browser.
-            let looked = match (args.never_destination(), self.browser.get()) {
+            let looked = match (args.never_destination(), self.browser_link()) {
                 (Some(url), _) => Ok(Target {
                     destination: Some(url),
                     ..Target::default()
@@ -1101,7 +1109,7 @@ impl Engine {
                 ToolArgs::Browser(a) => (a.resource(), a.page()),
                 _ => (None, None),
             };
-            let ran = match self.browser.get() {
+            let ran = match self.browser_link() {
                 Some(link) => tokio::select! {
                     r = async {
                         match (resource, page) {
