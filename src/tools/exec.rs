@@ -159,6 +159,20 @@ const SAFE_GIT_ENV: &[(&str, &str)] = &[
     ),
 ];
 
+/// `less` variables that name programs to run or key files to read (every command: `less`
+/// needs none of them without a terminal, and any command may start it).
+const LESS_ENV: &[&str] = &[
+    "LESSOPEN",
+    "LESSCLOSE",
+    "LESSKEY",
+    "LESSKEYIN",
+    "LESSKEY_CONTENT",
+    "LESSKEYIN_SYSTEM",
+    "LESSKEY_SYSTEM",
+    "LESSEDIT",
+    "LESSSECURE_ALLOW",
+];
+
 /// The person's session: a command that holds these can talk to the desktop, the session bus
 /// (and through it the keyring and ground-link's own app) or the ssh agent.
 const SESSION_ENV: &[&str] = &[
@@ -373,6 +387,13 @@ pub async fn run(req: ExecRequest) -> Result<ExecOutcome, ExecError> {
         }
     }
     command.env(IN_EXEC_ENV, "1");
+    // `less` (a `safe` read) runs code from `LESSOPEN`, which a lesskey file the model can
+    // write (`~/.lesskey`, `$XDG_CONFIG_HOME/lesskey`) may set in its `#env` section: secure
+    // mode ignores it (the environment wins over lesskey files), and the named variables go.
+    for name in LESS_ENV {
+        command.env_remove(name);
+    }
+    command.env("LESSSECURE", "1");
     if req.git_safe {
         command.env("GIT_CONFIG_COUNT", SAFE_GIT_CONFIG.len().to_string());
         for (i, (key, value)) in SAFE_GIT_CONFIG.iter().enumerate() {
