@@ -88,6 +88,11 @@ const RUN_LATER_HOME: &[&str] = &[
     ".ssh/authorized_keys2",
     ".ssh/rc",
     ".ssh/config",
+    // less reads these at start-up; their `#env` section sets `LESSOPEN`, a program less runs
+    // (your own `less` in a terminal does not run in secure mode).
+    ".lesskey",
+    ".less",
+    ".config/lesskey",
 ];
 
 /// System places that make code run later (crontabs): protected wherever the root is.
