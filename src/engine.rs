@@ -1008,6 +1008,9 @@ impl Engine {
             Some(home) if confined && !home.starts_with(root) => {
                 let mut visible = crate::isolate::home_visible(home, &self.config.home_visible);
                 visible.extend(named.iter().filter(|n| n.starts_with(home)).cloned());
+                // Only where no link leads elsewhere: a `~/.local/bin` made a link to `~`
+                // (or to `/run/user/…`) by an earlier command would show what is covered.
+                visible.retain(|v| std::fs::canonicalize(v).is_ok_and(|c| c == *v));
                 Some(crate::isolate::HomeCover {
                     home: home.to_path_buf(),
                     visible,

@@ -142,13 +142,19 @@ struct Kept {
     writable: bool,
 }
 
+/// `None` when `path` is gone or is a symbolic link: the engine passes resolved paths, so a
+/// link is one swapped in since, which could show a covered place (`~/.local/bin -> /run/…`).
 fn keep(path: &Path, writable: bool) -> Option<Kept> {
     let fd = rustix::fs::open(
         path,
-        rustix::fs::OFlags::PATH | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::OFlags::PATH | rustix::fs::OFlags::CLOEXEC | rustix::fs::OFlags::NOFOLLOW,
         rustix::fs::Mode::empty(),
     )
     .ok()?;
+    let st = rustix::fs::fstat(&fd).ok()?;
+    if rustix::fs::FileType::from_raw_mode(st.st_mode).is_symlink() {
+        return None;
+    }
     Some(Kept {
         path: path.to_path_buf(),
         fd,

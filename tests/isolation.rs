@@ -1394,3 +1394,45 @@ fn a_lesskey_file_cannot_make_less_run_a_program() {
     assert!(output(&v).contains("hello readme"), "{v}");
     assert!(!marker.exists(), "less ran the lesskey's LESSOPEN: {v}");
 }
+
+/// Red team (G): Landlock does not cover `chmod`, `utime` or extended attributes, and an
+/// approved script made `~/Documents` mode 0777. Confined, the home folder's cover and the
+/// tool folders shown through it are read-only mounts; a tool folder made a link to the home
+/// folder (by an earlier command with the home folder as root) shows nothing.
+#[test]
+fn chmod_and_links_cannot_reach_the_home_folder_beside_the_root() {
+    use std::os::unix::fs::PermissionsExt;
+    let h = Home::new();
+    let docs = h.home.join("Documents");
+    std::fs::create_dir_all(&docs).unwrap();
+    std::fs::set_permissions(&docs, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let tool = h.put(".local/bin/gl-tool", "#!/bin/sh\necho tool-ran\n");
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    h.put("other/.env", "SIBLING-ENV-41\n");
+    // `.nvm`, one of the shown tool folders, is a link to the home folder.
+    std::os::unix::fs::symlink(&h.home, h.home.join(".nvm")).unwrap();
+    let script = format!(
+        "import os\nfor p in [{docs:?}, {tool:?}]:\n    try:\n        os.chmod(p, 0o777); print('changed', p)\n    except OSError as e:\n        print('refused', p, e)\nfor p in [{env:?}]:\n    try:\n        print(open(p).read())\n    except OSError as e:\n        print('refused', p, e)\n",
+        docs = docs.display().to_string(),
+        tool = tool.display().to_string(),
+        env = h.home.join(".nvm/other/.env").display().to_string()
+    );
+    h.put("proj/chmod.py", &script);
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    // Control: without the namespaces both modes change and the link leads to the secret.
+    let r = call(
+        &in_project(&h, SandboxMode::WorkspaceWrite, false),
+        &exec("python3 chmod.py"),
+    );
+    assert_eq!((mode(&docs), mode(&tool)), (0o777, 0o777), "{}", r.output);
+    assert!(r.output.contains("SIBLING-ENV-41"), "{}", r.output);
+    std::fs::set_permissions(&docs, std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let r = call(
+        &in_project(&h, SandboxMode::WorkspaceWrite, true),
+        &exec("python3 chmod.py"),
+    );
+    assert_eq!((mode(&docs), mode(&tool)), (0o700, 0o755), "{}", r.output);
+    assert!(!r.output.contains("SIBLING-ENV"), "{}", r.output);
+    assert!(r.output.contains("refused"), "{}", r.output);
+}
