@@ -1397,7 +1397,7 @@ fn a_lesskey_file_cannot_make_less_run_a_program() {
 
 /// Red team (G): Landlock does not cover `chmod`, `utime` or extended attributes, and an
 /// approved script made `~/Documents` mode 0777. Confined, the home folder's cover and the
-/// tool folders shown through it are read-only mounts; a tool folder made a link to the home
+/// tool folders shown through it are read-only mounts; a tool folder made a link to another
 /// folder (by an earlier command with the home folder as root) shows nothing.
 #[test]
 fn chmod_and_links_cannot_reach_the_home_folder_beside_the_root() {
@@ -1409,13 +1409,13 @@ fn chmod_and_links_cannot_reach_the_home_folder_beside_the_root() {
     let tool = h.put(".local/bin/gl-tool", "#!/bin/sh\necho tool-ran\n");
     std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
     h.put("other/.env", "SIBLING-ENV-41\n");
-    // `.nvm`, one of the shown tool folders, is a link to the home folder.
-    std::os::unix::fs::symlink(&h.home, h.home.join(".nvm")).unwrap();
+    // `.nvm`, one of the shown tool folders, is a link to another project.
+    std::os::unix::fs::symlink(h.home.join("other"), h.home.join(".nvm")).unwrap();
     let script = format!(
         "import os\nfor p in [{docs:?}, {tool:?}]:\n    try:\n        os.chmod(p, 0o777); print('changed', p)\n    except OSError as e:\n        print('refused', p, e)\nfor p in [{env:?}]:\n    try:\n        print(open(p).read())\n    except OSError as e:\n        print('refused', p, e)\n",
         docs = docs.display().to_string(),
         tool = tool.display().to_string(),
-        env = h.home.join(".nvm/other/.env").display().to_string()
+        env = h.home.join(".nvm/.env").display().to_string()
     );
     h.put("proj/chmod.py", &script);
     let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
