@@ -23,6 +23,14 @@
 //!   inherited from a more privileged namespace: no `umount`, no remount read-write), its
 //!   capability bounding set is emptied (even uid 0 gains nothing at `exec`), and, where
 //!   `/proc/sys` is writable, it may not create user namespaces of its own.
+//! - With [`Isolation::home_cover`], the home folder is an allow-list: an empty read-only
+//!   tmpfs through which only the root (writable) and [`HomeCover::visible`] (read-only, never
+//!   through a link) are bound back, at their own paths.
+//! - With `private_temp`, `/tmp`, `/var/tmp` and `/dev/shm` are fresh and `/run` is covered,
+//!   also when the root lies below one of them (it is bound back in).
+//! - It has its own IPC namespace and its own devpts instance (`/dev/ptmx` opens into it): the
+//!   host's System V IPC and the person's terminals are not there (where the kernel refuses a
+//!   devpts, `/dev/pts` is covered empty and `/dev/ptmx` by `/dev/null`).
 //! - Every cover is a tmpfs named [`EXEC_MARK`], so a program can tell it runs inside
 //!   `exec_cmd` from the mount table, which the command cannot change ([`inside_exec`]).
 //! - The order is fixed: user + PID namespace → mounts → network → lock → (the caller then
@@ -111,7 +119,8 @@ pub struct Isolation {
     pub network: bool,
     /// Fresh, empty `/tmp`, `/var/tmp` and `/dev/shm`, and `/run` covered: the host's Unix
     /// sockets there (tmux, ssh-agent, screen, docker) cannot be reached, and nothing a
-    /// command leaves behind reaches the next one. Folders holding the sandbox root stay.
+    /// command leaves behind reaches the next one. A root below one of them is bound back in
+    /// at its own path; only a root that is one of them keeps it.
     #[serde(default)]
     pub private_temp: bool,
     /// The sandbox root, so the private folders never cover it: a root below one of them is
@@ -752,4 +761,34 @@ pub fn session_sockets() -> Vec<PathBuf> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn home_visible_takes_only_plain_relative_paths() {
+        let home = Path::new("/h");
+        let got = home_visible(
+            home,
+            &[
+                ".m2".into(),
+                "../etc".into(),
+                "/etc".into(),
+                "a/../b".into(),
+                "./x".into(),
+                String::new(),
+            ],
+        );
+        assert!(got.contains(&PathBuf::from("/h/.cargo")));
+        assert!(got.contains(&PathBuf::from("/h/.m2")));
+        assert!(
+            got.iter().all(|p| p.starts_with(home) && p != home),
+            "{got:?}"
+        );
+        for bad in ["/etc", "/h/../etc", "/h/a/../b", "/h/x"] {
+            assert!(!got.contains(&PathBuf::from(bad)), "{bad}: {got:?}");
+        }
+    }
 }
