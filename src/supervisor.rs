@@ -21,7 +21,8 @@
 //!    its own tree;
 //! 5. runs `bash --noprofile --norc -c COMMAND` in the sandbox root, in a new process group,
 //!    stdin `/dev/null`, stdout and stderr inherited (the engine's pipes); when asked, the child
-//!    first enters its own user, mount, PID and network namespaces ([`crate::isolate`]: the
+//!    first joins a fresh, empty session keyring (never the person's), then enters its own
+//!    user, mount, PID, IPC and network namespaces ([`crate::isolate`]: the
 //!    child stays behind as a waiter that relays the exit status, and a grandchild, the PID
 //!    namespace's init, becomes the shell) and only then applies Landlock (which forbids
 //!    mounting afterwards);

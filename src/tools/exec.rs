@@ -9,6 +9,8 @@
 //!   ([`is_secret_env`]: `*TOKEN*`, `*SECRET*`, `*KEY*`, `*PASSWORD*`, cloud credentials…)
 //!   unless [`ExecRequest::pass_env`] names it, and minus the handles on the person's session
 //!   (`DISPLAY`, `XAUTHORITY`, `WAYLAND_DISPLAY`, `DBUS_SESSION_BUS_ADDRESS`, `SSH_AUTH_SOCK`).
+//! - Every command gets `LESSSECURE=1` and none of `less`'s program or key-file variables
+//!   (`LESS_ENV`): a lesskey file cannot make a `safe` `less` run a program.
 //! - A command the engine classified `safe` that runs git gets git config (environment
 //!   overrides, which win over every config file) that cannot run code: see [`SAFE_GIT_CONFIG`].
 //! - With [`ExecRequest::isolation`], the command runs in its own namespaces
