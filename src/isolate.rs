@@ -222,6 +222,7 @@ pub fn enter(iso: &Isolation, uid: u32, gid: u32) -> Result<(), String> {
     };
     own_proc();
     private_pts()?;
+    private_mqueue()?;
     if iso.private_temp {
         // A root below a temp folder (or /run) no longer keeps that folder shared: it is
         // bound back in at its own path, and nothing else of the folder is there. Only a
@@ -306,6 +307,21 @@ fn private_pts() -> Result<(), String> {
             }
             Ok(())
         }
+    }
+}
+
+/// `/dev/mqueue` shows the POSIX message queues of the IPC namespace that mounted it (the
+/// host's), and a queue opened there with `open(2)` can be read with `mq_receive`: the command
+/// gets one of its own IPC namespace instead, or an empty cover where the kernel refuses it.
+fn private_mqueue() -> Result<(), String> {
+    let mq = Path::new("/dev/mqueue");
+    if !mq.is_dir() {
+        return Ok(());
+    }
+    let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC;
+    match mount(Some("mqueue"), mq, Some("mqueue"), flags, None::<&str>) {
+        Ok(()) => Ok(()),
+        Err(_) => hide(mq, &[]),
     }
 }
 

@@ -1436,3 +1436,53 @@ fn chmod_and_links_cannot_reach_the_home_folder_beside_the_root() {
     assert!(!r.output.contains("SIBLING-ENV"), "{}", r.output);
     assert!(r.output.contains("refused"), "{}", r.output);
 }
+
+/// The IPC namespace leaves one way to the host's POSIX message queues: the host's mqueue
+/// file system at `/dev/mqueue`, where `open(2)` gives a descriptor `mq_receive` reads from.
+/// The command gets its own namespace's there. Runs only where `/dev/mqueue` is mounted.
+#[test]
+fn host_message_queues_are_out_of_reach() {
+    let mounted = std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.contains(" /dev/mqueue ") && l.contains(" - mqueue "));
+    if !mounted {
+        eprintln!("SKIPPED: /dev/mqueue is not an mqueue mount here");
+        return;
+    }
+    let name = format!("gl-test-mq-{}", std::process::id());
+    let rt = "import ctypes, os, sys\nrt = ctypes.CDLL('librt.so.1', use_errno=True)\n";
+    let made = Command::new("python3")
+        .args(["-c", &format!("{rt}q = rt.mq_open(b'/' + sys.argv[1].encode(), os.O_CREAT | os.O_RDWR, 0o600, None)\nprint(q, rt.mq_send(q, b'MQ-SECRET-9' * 2, 22, 0))\n")])
+        .arg(&name)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    let h = Home::new();
+    h.put(
+        "proj/mq.py",
+        &format!("{rt}try:\n    fd = os.open('/dev/mqueue/' + sys.argv[1], os.O_RDONLY)\n    buf = ctypes.create_string_buffer(8192)\n    n = rt.mq_receive(fd, buf, 8192, None)\n    print('got', buf.raw[:max(n, 0)][:11])\nexcept OSError as e:\n    print('refused', e)\n"),
+    );
+    let probe = format!("python3 mq.py {name}");
+    let control = call(
+        &in_project(&h, SandboxMode::WorkspaceWrite, false),
+        &exec(&probe),
+    );
+    let isolated = [SandboxMode::WorkspaceWrite, SandboxMode::FullAccess].map(|sandbox| {
+        let r = call(
+            &approving(&h, sandbox),
+            &exec(&format!("cd proj && {probe}")),
+        );
+        (sandbox, r)
+    });
+    let _ = std::fs::remove_file(Path::new("/dev/mqueue").join(&name));
+    assert!(
+        control.output.contains("MQ-SECRET"),
+        "control: {}",
+        control.output
+    );
+    for (sandbox, r) in isolated {
+        assert!(r.output.contains("refused"), "{sandbox:?}: {}", r.output);
+        assert!(!r.output.contains("MQ-SECRET"), "{sandbox:?}: {}", r.output);
+    }
+}
