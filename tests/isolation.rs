@@ -1450,10 +1450,12 @@ fn host_message_queues_are_out_of_reach() {
         eprintln!("SKIPPED: /dev/mqueue is not an mqueue mount here");
         return;
     }
+    // Three messages: the control takes one, and a command that got through would read the
+    // next rather than wait.
     let name = format!("gl-test-mq-{}", std::process::id());
     let rt = "import ctypes, os, sys\nrt = ctypes.CDLL('librt.so.1', use_errno=True)\n";
     let made = Command::new("python3")
-        .args(["-c", &format!("{rt}q = rt.mq_open(b'/' + sys.argv[1].encode(), os.O_CREAT | os.O_RDWR, 0o600, None)\nprint(q, rt.mq_send(q, b'MQ-SECRET-9' * 2, 22, 0))\n")])
+        .args(["-c", &format!("{rt}q = rt.mq_open(b'/' + sys.argv[1].encode(), os.O_CREAT | os.O_RDWR, 0o600, None)\nprint(q, [rt.mq_send(q, b'MQ-SECRET-9', 11, 0) for _ in range(3)])\n")])
         .arg(&name)
         .output()
         .unwrap();
