@@ -63,6 +63,9 @@ pub struct EngineConfig {
     /// How far the walk of the root that finds secrets and run-later files for a command's
     /// namespace goes before every command asks instead (DESIGN §4).
     pub root_scan: ScanLimit,
+    /// Home-relative paths a confined command sees besides
+    /// [`crate::isolate::HOME_VISIBLE`] (from [`crate::isolate::HOME_VISIBLE_ENV`]).
+    pub home_visible: Vec<String>,
 }
 
 impl EngineConfig {
@@ -103,6 +106,14 @@ impl EngineConfig {
             network: false,
             namespaces: true,
             root_scan: ScanLimit::default(),
+            home_visible: std::env::var(crate::isolate::HOME_VISIBLE_ENV)
+                .map(|v| {
+                    v.split(',')
+                        .map(|s| s.trim().to_string())
+                        .filter(|s| !s.is_empty())
+                        .collect()
+                })
+                .unwrap_or_default(),
         }
     }
 }
@@ -1063,7 +1074,26 @@ impl Engine {
         if confined {
             read_only = prot.read_only_in_exec(root);
             read_only.extend(p.scan.iter().flat_map(|s| s.protected.iter().cloned()));
+            // Host listeners inside the root (an agent's, docker's) are covered like the
+            // ones in the temp folders.
+            hide.extend(p.scan.iter().flat_map(|s| s.sockets.iter().cloned()));
         }
+        // Confined, the home folder is an allow-list unless the root is the home folder or
+        // holds it: the root, the tool folders, and the secrets a rule named.
+        let home_cover = match prot.home() {
+            Some(home) if confined && !home.starts_with(root) => {
+                let mut visible = crate::isolate::home_visible(home, &self.config.home_visible);
+                visible.extend(named.iter().filter(|n| n.starts_with(home)).cloned());
+                // Only where no link leads elsewhere: a `~/.local/bin` made a link to `~`
+                // (or to `/run/user/…`) by an earlier command would show what is covered.
+                visible.retain(|v| std::fs::canonicalize(v).is_ok_and(|c| c == *v));
+                Some(crate::isolate::HomeCover {
+                    home: home.to_path_buf(),
+                    visible,
+                })
+            }
+            _ => None,
+        };
         // Mounts follow symlinks, so decide on real paths: a `.aws` the model made into a link
         // to `/` must not cover the root (or everything).
         let real = |v: Vec<PathBuf>| -> Vec<PathBuf> {
@@ -1090,6 +1120,7 @@ impl Engine {
             network: !confined || self.config.network || grants.network,
             private_temp: confined,
             root: root.to_path_buf(),
+            home_cover,
         })
     }
 

@@ -23,6 +23,14 @@
 //!   inherited from a more privileged namespace: no `umount`, no remount read-write), its
 //!   capability bounding set is emptied (even uid 0 gains nothing at `exec`), and, where
 //!   `/proc/sys` is writable, it may not create user namespaces of its own.
+//! - With [`Isolation::home_cover`], the home folder is an allow-list: an empty read-only
+//!   tmpfs through which only the root (writable) and [`HomeCover::visible`] (read-only, never
+//!   through a link) are bound back, at their own paths.
+//! - With `private_temp`, `/tmp`, `/var/tmp` and `/dev/shm` are fresh and `/run` is covered,
+//!   also when the root lies below one of them (it is bound back in).
+//! - It has its own IPC namespace and its own devpts instance (`/dev/ptmx` opens into it): the
+//!   host's System V IPC and the person's terminals are not there (where the kernel refuses a
+//!   devpts, `/dev/pts` is covered empty and `/dev/ptmx` by `/dev/null`).
 //! - Every cover is a tmpfs named [`EXEC_MARK`], so a program can tell it runs inside
 //!   `exec_cmd` from the mount table, which the command cannot change ([`inside_exec`]).
 //! - The order is fixed: user + PID namespace → mounts → network → lock → (the caller then
@@ -50,6 +58,52 @@ const PROBING_ENV: &str = "GROUND_LINK_PROBING_NAMESPACES";
 /// The source name of every tmpfs the namespace mounts: what [`inside_exec`] looks for.
 pub const EXEC_MARK: &str = "ground-link-exec";
 
+/// Below the home folder, what a command in `workspace-write` or `read-only` still sees
+/// (read-only) when the root is not the home folder: toolchains and the programs installed
+/// for the person alone, and git's own settings (name, e-mail, ignore rules). Caches that
+/// hold sockets or session data (`.cache`: ssh control masters, browsers) are not here.
+/// [`HOME_VISIBLE_ENV`] adds more.
+pub const HOME_VISIBLE: &[&str] = &[
+    ".cargo",
+    ".rustup",
+    ".local/bin",
+    ".local/lib",
+    ".npm",
+    ".nvm",
+    ".pyenv",
+    ".rbenv",
+    ".volta",
+    ".bun",
+    ".deno",
+    ".sdkman",
+    "go/bin",
+    "go/pkg/mod",
+    ".gitconfig",
+    ".config/git/config",
+    ".config/git/ignore",
+    ".config/git/attributes",
+];
+
+/// Comma-separated home-relative paths a command may see besides [`HOME_VISIBLE`].
+pub const HOME_VISIBLE_ENV: &str = "GROUND_LINK_HOME_VISIBLE";
+
+/// [`HOME_VISIBLE`] and `extra` below `home`: relative paths only, none climbing out.
+pub fn home_visible(home: &Path, extra: &[String]) -> Vec<PathBuf> {
+    HOME_VISIBLE
+        .iter()
+        .map(|s| s.to_string())
+        .chain(extra.iter().cloned())
+        .map(PathBuf::from)
+        .filter(|rel| {
+            !rel.as_os_str().is_empty()
+                && rel
+                    .components()
+                    .all(|c| matches!(c, std::path::Component::Normal(_)))
+        })
+        .map(|rel| home.join(rel))
+        .collect()
+}
+
 /// What an `exec_cmd` child may see and reach.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -65,12 +119,56 @@ pub struct Isolation {
     pub network: bool,
     /// Fresh, empty `/tmp`, `/var/tmp` and `/dev/shm`, and `/run` covered: the host's Unix
     /// sockets there (tmux, ssh-agent, screen, docker) cannot be reached, and nothing a
-    /// command leaves behind reaches the next one. Folders holding the sandbox root stay.
+    /// command leaves behind reaches the next one. A root below one of them is bound back in
+    /// at its own path; only a root that is one of them keeps it.
     #[serde(default)]
     pub private_temp: bool,
-    /// The sandbox root, so the private folders never cover it.
+    /// The sandbox root, so the private folders never cover it: a root below one of them is
+    /// bound back in, writable, at its own path.
     #[serde(default)]
     pub root: PathBuf,
+    /// The home folder becomes an allow-list: covered by an empty read-only tmpfs, with the
+    /// root (when it is inside) bound back writable and [`HomeCover::visible`] read-only.
+    #[serde(default)]
+    pub home_cover: Option<HomeCover>,
+}
+
+/// The command's view of the home folder when the root is not the home folder itself (or a
+/// folder holding it): nothing of it but the root and the tool folders commands need to run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HomeCover {
+    /// The home folder (resolved).
+    pub home: PathBuf,
+    /// Below `home`: folders and files that stay readable (read-only) through the cover.
+    pub visible: Vec<PathBuf>,
+}
+
+/// A path to bind back into a cover, opened (`O_PATH`) before any mount hid it.
+struct Kept {
+    path: PathBuf,
+    fd: OwnedFd,
+    writable: bool,
+}
+
+/// `None` when `path` is gone or is a symbolic link: the engine passes resolved paths, so a
+/// link is one swapped in since, which could show a covered place (`~/.local/bin -> /run/…`).
+fn keep(path: &Path, writable: bool) -> Option<Kept> {
+    let fd = rustix::fs::open(
+        path,
+        rustix::fs::OFlags::PATH | rustix::fs::OFlags::CLOEXEC | rustix::fs::OFlags::NOFOLLOW,
+        rustix::fs::Mode::empty(),
+    )
+    .ok()?;
+    let st = rustix::fs::fstat(&fd).ok()?;
+    if rustix::fs::FileType::from_raw_mode(st.st_mode).is_symlink() {
+        return None;
+    }
+    Some(Kept {
+        path: path.to_path_buf(),
+        fd,
+        writable,
+    })
 }
 
 /// Enter the namespaces and set up the mounts. Runs in the forked child before exec (the
@@ -78,11 +176,16 @@ pub struct Isolation {
 /// Returns in a new process, the init of a fresh PID namespace; the process that called it
 /// waits for that one and exits with its status, never returning.
 pub fn enter(iso: &Isolation, uid: u32, gid: u32) -> Result<(), String> {
-    let mut flags = CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID;
+    // IPC: the host's System V shared memory, semaphores and message queues are out of reach.
+    let mut flags = CloneFlags::CLONE_NEWUSER
+        | CloneFlags::CLONE_NEWNS
+        | CloneFlags::CLONE_NEWPID
+        | CloneFlags::CLONE_NEWIPC;
     if !iso.network {
         flags |= CloneFlags::CLONE_NEWNET;
     }
-    unshare(flags).map_err(|e| format!("unshare (user, mount, PID, network namespaces): {e}"))?;
+    unshare(flags)
+        .map_err(|e| format!("unshare (user, mount, PID, IPC, network namespaces): {e}"))?;
     // Map only ourselves: the command keeps its own identity and gains nothing on the host.
     map_ids(uid, gid)?;
     become_init()?;
@@ -95,17 +198,56 @@ pub fn enter(iso: &Isolation, uid: u32, gid: u32) -> Result<(), String> {
         None::<&str>,
     )
     .map_err(|e| format!("make mounts private: {e}"))?;
+    // What is bound back into covers is opened before any cover hides it (and after the
+    // unshare: a bind source must be a mount of this namespace).
+    let root = keep(&iso.root, true);
+    if root.is_none() && (iso.private_temp || iso.home_cover.is_some()) {
+        return Err(format!("open the root {}", iso.root.display()));
+    }
+    let home_kept: Vec<Kept> = match &iso.home_cover {
+        Some(cover) => {
+            let mut kept: Vec<Kept> = cover
+                .visible
+                .iter()
+                .filter(|v| v.starts_with(&cover.home) && !iso.root.starts_with(v.as_path()))
+                .filter(|v| !v.starts_with(&iso.root))
+                .filter_map(|v| keep(v, false))
+                .collect();
+            if iso.root.starts_with(&cover.home) && iso.root != cover.home {
+                kept.extend(keep(&iso.root, true));
+            }
+            kept
+        }
+        None => Vec::new(),
+    };
     own_proc();
+    private_pts()?;
+    private_mqueue()?;
     if iso.private_temp {
+        // A root below a temp folder (or /run) no longer keeps that folder shared: it is
+        // bound back in at its own path, and nothing else of the folder is there. Only a
+        // root that is the folder itself keeps it.
+        let inside = |t: &str| root.as_ref().filter(|_| iso.root.starts_with(t));
         for t in ["/tmp", "/var/tmp", "/dev/shm"] {
-            if !iso.root.starts_with(t) && Path::new(t).is_dir() {
+            if iso.root != Path::new(t) && Path::new(t).is_dir() {
                 let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV;
                 mount(Some(EXEC_MARK), t, Some("tmpfs"), flags, Some("mode=1777"))
                     .map_err(|e| format!("a private {t}: {e}"))?;
+                if let Some(k) = inside(t) {
+                    bind_back(k)?;
+                }
             }
         }
-        if !iso.root.starts_with("/run") && Path::new("/run").is_dir() {
-            hide(Path::new("/run"), &[])?;
+        if iso.root != Path::new("/run") && Path::new("/run").is_dir() {
+            cover(
+                Path::new("/run"),
+                &inside("/run").into_iter().collect::<Vec<_>>(),
+            )?;
+        }
+    }
+    if let Some(home) = &iso.home_cover {
+        if std::fs::metadata(&home.home).is_ok_and(|m| m.is_dir()) {
+            cover(&home.home, &home_kept.iter().collect::<Vec<_>>())?;
         }
     }
     pin_ancestors(iso)?;
@@ -124,6 +266,137 @@ pub fn enter(iso: &Isolation, uid: u32, gid: u32) -> Result<(), String> {
         loopback_up()?;
     }
     lock(uid, gid)
+}
+
+/// The terminals of the person's other programs live in the host's `/dev/pts`: a command that
+/// opened one could read what is typed there. It gets a devpts instance of its own (its own
+/// ptys still work, `/dev/ptmx` opens into it); where the kernel refuses one, `/dev/pts` is
+/// covered empty and `/dev/ptmx` by `/dev/null`.
+fn private_pts() -> Result<(), String> {
+    let pts = Path::new("/dev/pts");
+    if !pts.is_dir() {
+        return Ok(());
+    }
+    let flags = MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC;
+    let fresh = mount(
+        Some("devpts"),
+        pts,
+        Some("devpts"),
+        flags,
+        Some("newinstance,ptmxmode=0666,mode=0620"),
+    );
+    let ptmx = Path::new("/dev/ptmx");
+    match fresh {
+        Ok(()) => {
+            if std::fs::symlink_metadata(ptmx).is_ok_and(|m| !m.file_type().is_symlink()) {
+                mount(
+                    Some("/dev/pts/ptmx"),
+                    ptmx,
+                    None::<&str>,
+                    MsFlags::MS_BIND,
+                    None::<&str>,
+                )
+                .map_err(|e| format!("point /dev/ptmx at the private /dev/pts: {e}"))?;
+            }
+            Ok(())
+        }
+        Err(_) => {
+            hide(pts, &[])?;
+            if std::fs::symlink_metadata(ptmx).is_ok_and(|m| !m.file_type().is_symlink()) {
+                hide(ptmx, &[])?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// `/dev/mqueue` shows the POSIX message queues of the IPC namespace that mounted it (the
+/// host's), and a queue opened there with `open(2)` can be read with `mq_receive`: the command
+/// gets one of its own IPC namespace instead, or an empty cover where the kernel refuses it.
+fn private_mqueue() -> Result<(), String> {
+    let mq = Path::new("/dev/mqueue");
+    if !mq.is_dir() {
+        return Ok(());
+    }
+    let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC;
+    match mount(Some("mqueue"), mq, Some("mqueue"), flags, None::<&str>) {
+        Ok(()) => Ok(()),
+        Err(_) => hide(mq, &[]),
+    }
+}
+
+/// Covers the folder `p` with an empty read-only tmpfs and binds `kept` (below it) back in at
+/// their own paths, writable or read-only as each says, parents before children.
+fn cover(p: &Path, kept: &[&Kept]) -> Result<(), String> {
+    let ro = MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC | MsFlags::MS_RDONLY;
+    let mut kept: Vec<&&Kept> = kept
+        .iter()
+        .filter(|k| k.path.starts_with(p) && k.path != p)
+        .collect();
+    if kept.is_empty() {
+        return mount(
+            Some(EXEC_MARK),
+            p,
+            Some("tmpfs"),
+            ro,
+            Some("size=4k,mode=0555"),
+        )
+        .map_err(|e| format!("hide {}: {e}", p.display()));
+    }
+    kept.sort_by_key(|k| k.path.components().count());
+    mount(
+        Some(EXEC_MARK),
+        p,
+        Some("tmpfs"),
+        ro - MsFlags::MS_RDONLY,
+        Some("size=64k,mode=0755"),
+    )
+    .map_err(|e| format!("hide {}: {e}", p.display()))?;
+    for k in kept {
+        bind_back(k)?;
+    }
+    mount(
+        None::<&str>,
+        p,
+        None::<&str>,
+        MsFlags::MS_REMOUNT | ro,
+        Some("mode=0555"),
+    )
+    .map_err(|e| format!("make the cover of {} read-only: {e}", p.display()))
+}
+
+/// Binds what `k` opened onto the same path, read-only unless it is writable (the root).
+fn bind_back(k: &Kept) -> Result<(), String> {
+    let path = &k.path;
+    let fail = |e: &dyn std::fmt::Display| format!("reveal {}: {e}", path.display());
+    let is_dir = rustix::fs::fstat(&k.fd)
+        .map(|st| rustix::fs::FileType::from_raw_mode(st.st_mode).is_dir())
+        .map_err(|e| fail(&e))?;
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| fail(&e))?;
+    }
+    if std::fs::symlink_metadata(path).is_err() {
+        let made = if is_dir {
+            std::fs::create_dir(path)
+        } else {
+            std::fs::File::create(path).map(drop)
+        };
+        made.map_err(|e| fail(&e))?;
+    }
+    let source = format!("/proc/self/fd/{}", k.fd.as_raw_fd());
+    mount(
+        Some(source.as_str()),
+        path,
+        None::<&str>,
+        MsFlags::MS_BIND | MsFlags::MS_REC,
+        None::<&str>,
+    )
+    .map_err(|e| fail(&e))?;
+    if k.writable {
+        Ok(())
+    } else {
+        remount_read_only(path)
+    }
 }
 
 fn map_ids(uid: u32, gid: u32) -> Result<(), String> {
@@ -273,7 +546,6 @@ fn hide(p: &Path, reveal: &[PathBuf]) -> Result<(), String> {
     let Ok(md) = std::fs::metadata(p) else {
         return Ok(());
     };
-    let ro = MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC | MsFlags::MS_RDONLY;
     if !md.is_dir() {
         mount(
             Some("/dev/null"),
@@ -286,69 +558,12 @@ fn hide(p: &Path, reveal: &[PathBuf]) -> Result<(), String> {
         return remount_read_only(p);
     }
     // Opened before the cover hides them (an O_PATH descriptor reads nothing by itself).
-    let kept: Vec<(PathBuf, OwnedFd)> = reveal
+    let kept: Vec<Kept> = reveal
         .iter()
         .filter(|r| r.starts_with(p) && *r != p)
-        .filter_map(|r| {
-            let fd = rustix::fs::open(
-                r,
-                rustix::fs::OFlags::PATH | rustix::fs::OFlags::CLOEXEC,
-                rustix::fs::Mode::empty(),
-            )
-            .ok()?;
-            Some((r.clone(), fd))
-        })
+        .filter_map(|r| keep(r, false))
         .collect();
-    let writable = ro - MsFlags::MS_RDONLY;
-    let options = if kept.is_empty() {
-        "size=4k,mode=0555"
-    } else {
-        "size=64k,mode=0755"
-    };
-    let flags = if kept.is_empty() { ro } else { writable };
-    mount(Some(EXEC_MARK), p, Some("tmpfs"), flags, Some(options))
-        .map_err(|e| format!("hide {}: {e}", p.display()))?;
-    if kept.is_empty() {
-        return Ok(());
-    }
-    for (r, fd) in &kept {
-        reveal_one(r, fd)?;
-    }
-    mount(
-        None::<&str>,
-        p,
-        None::<&str>,
-        MsFlags::MS_REMOUNT | ro,
-        Some("mode=0555"),
-    )
-    .map_err(|e| format!("make the cover of {} read-only: {e}", p.display()))
-}
-
-/// Binds the file behind `fd` onto the same path inside a fresh cover, read-only.
-fn reveal_one(path: &Path, fd: &OwnedFd) -> Result<(), String> {
-    let fail = |e: &dyn std::fmt::Display| format!("reveal {}: {e}", path.display());
-    let is_dir = rustix::fs::fstat(fd)
-        .map(|st| rustix::fs::FileType::from_raw_mode(st.st_mode).is_dir())
-        .map_err(|e| fail(&e))?;
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| fail(&e))?;
-    }
-    let made = if is_dir {
-        std::fs::create_dir(path)
-    } else {
-        std::fs::File::create(path).map(drop)
-    };
-    made.map_err(|e| fail(&e))?;
-    let source = format!("/proc/self/fd/{}", fd.as_raw_fd());
-    mount(
-        Some(source.as_str()),
-        path,
-        None::<&str>,
-        MsFlags::MS_BIND,
-        None::<&str>,
-    )
-    .map_err(|e| fail(&e))?;
-    remount_read_only(path)
+    cover(p, &kept.iter().collect::<Vec<_>>())
 }
 
 fn make_read_only(p: &Path) -> Result<(), String> {
@@ -450,12 +665,19 @@ fn probe_in_child(dir: &Path) -> i32 {
         network: false,
         private_temp: true,
         root: dir.to_path_buf(),
+        home_cover: None,
     };
     let uid = rustix::process::getuid().as_raw();
     let gid = rustix::process::getgid().as_raw();
     // SAFETY: single-threaded (see above); the child only sets up namespaces and exits.
     match unsafe { nix::unistd::fork() } {
         Ok(nix::unistd::ForkResult::Child) => {
+            // Like a command, the probe works in its root (the folder it started in may be
+            // covered, a private /tmp for one).
+            if let Err(e) = std::env::set_current_dir(dir) {
+                eprintln!("enter {}: {e}", dir.display());
+                std::process::exit(1);
+            }
             let code = match enter(&iso, uid, gid) {
                 Ok(()) => {
                     println!("{PROBE_OK}");
@@ -555,4 +777,34 @@ pub fn session_sockets() -> Vec<PathBuf> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn home_visible_takes_only_plain_relative_paths() {
+        let home = Path::new("/h");
+        let got = home_visible(
+            home,
+            &[
+                ".m2".into(),
+                "../etc".into(),
+                "/etc".into(),
+                "a/../b".into(),
+                "./x".into(),
+                String::new(),
+            ],
+        );
+        assert!(got.contains(&PathBuf::from("/h/.cargo")));
+        assert!(got.contains(&PathBuf::from("/h/.m2")));
+        assert!(
+            got.iter().all(|p| p.starts_with(home) && p != home),
+            "{got:?}"
+        );
+        for bad in ["/etc", "/h/../etc", "/h/a/../b", "/h/x"] {
+            assert!(!got.contains(&PathBuf::from(bad)), "{bad}: {got:?}");
+        }
+    }
 }

@@ -120,8 +120,11 @@ const RUN_LATER_HOME: &[&str] = &[
     ".bash_aliases",
     ".bashrc.d",
     ".inputrc",
+    // less reads these at start-up; their `#env` section sets `LESSOPEN`, a program less runs
+    // (your own `less` in a terminal does not run in secure mode).
     ".config/lesskey",
     ".lesskey",
+    ".less",
     ".vimrc",
     ".vim",
     ".config/nvim",
@@ -575,6 +578,15 @@ impl Protection {
             if entry.depth() == 0 || skip.as_deref().is_some_and(|s| path.starts_with(s)) {
                 continue;
             }
+            // A listening Unix socket is a way out however little the command may write:
+            // the namespace covers every one the walk finds.
+            if entry.file_type().is_some_and(|t| {
+                use std::os::unix::fs::FileTypeExt;
+                t.is_socket()
+            }) {
+                scan.sockets.push(path.to_path_buf());
+                continue;
+            }
             let Some(class) = self.class(path, root) else {
                 continue;
             };
@@ -667,6 +679,8 @@ pub struct RootScan {
     pub protected: Vec<PathBuf>,
     /// ground-link's own state inside the walked tree.
     pub own_state: Vec<PathBuf>,
+    /// Unix socket files (a host program's listener: docker, an agent, an ssh master).
+    pub sockets: Vec<PathBuf>,
     /// Why the walk stopped before the end (then the command asks: fail closed).
     pub incomplete: Option<String>,
 }

@@ -21,7 +21,8 @@
 //!    its own tree;
 //! 5. runs `bash --noprofile --norc -c COMMAND` in the sandbox root, in a new process group,
 //!    stdin `/dev/null`, stdout and stderr inherited (the engine's pipes); when asked, the child
-//!    first enters its own user, mount, PID and network namespaces ([`crate::isolate`]: the
+//!    first joins a fresh, empty session keyring (never the person's), then enters its own
+//!    user, mount, PID, IPC and network namespaces ([`crate::isolate`]: the
 //!    child stays behind as a waiter that relays the exit status, and a grandchild, the PID
 //!    namespace's init, becomes the shell) and only then applies Landlock (which forbids
 //!    mounting afterwards);
@@ -811,6 +812,29 @@ pub(crate) fn probe_confinement() -> Confinement {
     }
 }
 
+/// The command gets a fresh, empty session keyring of its own: the one it would inherit is
+/// the person's (`keyctl` on `@s` would read the keys their login session holds). A kernel
+/// without keyrings has nothing to leave; any other failure stops the command (fail closed).
+fn leave_session_keyring() -> Result<(), String> {
+    const KEYCTL_JOIN_SESSION_KEYRING: nix::libc::c_long = 1;
+    // SAFETY: a plain syscall; a null name asks for a new anonymous keyring.
+    let r = unsafe {
+        nix::libc::syscall(
+            nix::libc::SYS_keyctl,
+            KEYCTL_JOIN_SESSION_KEYRING,
+            std::ptr::null::<nix::libc::c_char>(),
+        )
+    };
+    if r >= 0 {
+        return Ok(());
+    }
+    let err = std::io::Error::last_os_error();
+    if err.raw_os_error() == Some(nix::libc::ENOSYS) {
+        return Ok(());
+    }
+    Err(format!("join a fresh session keyring: {err}"))
+}
+
 /// Spawns the shell, entering the namespaces and then applying `ruleset` in the child right
 /// before `exec`.
 fn spawn_shell(
@@ -845,6 +869,10 @@ fn spawn_shell(
             // posix_spawn would hand our blocked-signal mask to `sh` (std does not reset it),
             // and a shell with SIGTERM blocked ignores `kill`.
             sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None)?;
+            if let Err(e) = leave_session_keyring() {
+                let _ = rustix::io::write(&err_tx, e.as_bytes());
+                return Err(std::io::Error::from_raw_os_error(nix::libc::EPERM));
+            }
             if let Some(iso) = &isolation {
                 if let Err(e) = crate::isolate::enter(iso, uid, gid) {
                     let error = format!("namespaces: {e}");

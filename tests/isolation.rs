@@ -29,7 +29,25 @@ fn exec(command: &str) -> String {
 
 /// `ground-link call` as a script would run it, with the fake home as `$HOME` and XDG dirs.
 fn cli(h: &Home, approval: &str, command: &str, env: &[(&str, &str)]) -> (Value, Output) {
-    let mut c = Command::new(BIN);
+    cli_via(&[], h, approval, command, env)
+}
+
+/// [`cli`] started through `prefix` (a program that sets something up, then execs the rest).
+fn cli_via(
+    prefix: &[&str],
+    h: &Home,
+    approval: &str,
+    command: &str,
+    env: &[(&str, &str)],
+) -> (Value, Output) {
+    let mut c = match prefix.split_first() {
+        Some((first, rest)) => {
+            let mut c = Command::new(first);
+            c.args(rest).arg(BIN);
+            c
+        }
+        None => Command::new(BIN),
+    };
     c.args(["call", "--dir"])
         .arg(&h.home)
         .args([
@@ -1040,4 +1058,429 @@ fn the_namespace_probe_trusts_only_ground_link_saying_so() {
     let err = ground_link::isolate::status(Path::new("/bin/true")).unwrap_err();
     assert!(err.contains("not available"), "{err}");
     assert_eq!(ground_link::isolate::status(Path::new(BIN)), Ok(()));
+}
+
+/// An engine whose root is `proj` inside the fake home (not the home folder itself).
+fn in_project(h: &Home, sandbox: SandboxMode, namespaces: bool) -> Engine {
+    let mut c = h.config(sandbox, ApprovalMode::Auto);
+    c.root = h.home.join("proj");
+    c.namespaces = namespaces;
+    Engine::new(c, Arc::new(AllowOnceApprover)).unwrap()
+}
+
+/// Red team (A): with the root a project folder inside the home folder, an approved script
+/// globbed `~/*/.env` and `~/*/*/*.pem` and printed a sibling project's secrets. Confined,
+/// the home folder is an allow-list: the root and the tool folders, nothing else.
+#[test]
+fn secrets_in_folders_beside_the_root_are_out_of_reach_and_tools_still_run() {
+    use std::os::unix::fs::PermissionsExt;
+    let h = Home::new();
+    h.put("other/.env", "SIBLING-ENV-41\n");
+    h.put("other/keys/deploy.pem", "SIBLING-PEM-42\n");
+    h.put("Documents/notes.txt", "PRIVATE-NOTES-43\n");
+    let tool = h.put(".local/bin/gl-tool", "#!/bin/sh\necho tool-ran\n");
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    h.put(
+        "proj/r.py",
+        &format!(
+            "import glob\nhome = {home:?}\nfor p in sorted(glob.glob(home + '/*/.env') + glob.glob(home + '/*/*/*.pem') + [home + '/Documents/notes.txt']):\n    try:\n        print(p, open(p).read())\n    except OSError as e:\n        print(p, 'refused', e)\n",
+            home = h.home.display().to_string()
+        ),
+    );
+    let command = format!("python3 r.py; {}; echo w > out.txt", tool.display());
+    // Control: without the namespaces the same script finds all three.
+    let r = call(
+        &in_project(&h, SandboxMode::WorkspaceWrite, false),
+        &exec(&command),
+    );
+    for secret in ["SIBLING-ENV-41", "SIBLING-PEM-42", "PRIVATE-NOTES-43"] {
+        assert!(r.output.contains(secret), "control {secret}: {}", r.output);
+    }
+    let r = call(
+        &in_project(&h, SandboxMode::WorkspaceWrite, true),
+        &exec(&command),
+    );
+    for secret in ["SIBLING-ENV", "SIBLING-PEM", "PRIVATE-NOTES"] {
+        assert!(!r.output.contains(secret), "{secret}: {}", r.output);
+    }
+    assert!(r.output.contains("tool-ran"), "{}", r.output);
+    assert_eq!(h.read("proj/out.txt"), "w\n", "{}", r.output);
+    // read-only gets the same view (it is confined too); the engine lets no command there
+    // read outside the root in the first place, so workspace-write is the mode to attack.
+}
+
+/// Red team (B): Unix sockets with a path (docker's, a password manager's agent, ssh control
+/// masters) were reachable with the network off. Beside the root the home cover hides them;
+/// inside it every socket the root walk finds is covered.
+#[test]
+fn unix_sockets_in_the_root_and_beside_it_are_out_of_reach() {
+    let h = Home::new();
+    let inside = h.home.join("proj/run/app.sock");
+    let beside = h.home.join(".docker/desktop/docker.sock");
+    let mut listeners = Vec::new();
+    for p in [&inside, &beside] {
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        let l = std::os::unix::net::UnixListener::bind(p).unwrap();
+        l.set_nonblocking(true).unwrap();
+        listeners.push(l);
+    }
+    let probe = format!(
+        "python3 -c \"import socket, sys\nfor p in sys.argv[1:]:\n    try:\n        s = socket.socket(socket.AF_UNIX); s.connect(p); s.send(b'hi'); print('reached', p)\n    except OSError as e:\n        print('refused', p, e)\" {} {}",
+        inside.display(),
+        beside.display()
+    );
+    // Control: without the namespaces both listeners get the connection.
+    let r = call(
+        &in_project(&h, SandboxMode::WorkspaceWrite, false),
+        &exec(&probe),
+    );
+    assert_eq!(r.output.matches("reached").count(), 2, "{}", r.output);
+    for l in &listeners {
+        assert!(l.accept().is_ok(), "the control did not reach {l:?}");
+    }
+    let r = call(
+        &in_project(&h, SandboxMode::WorkspaceWrite, true),
+        &exec(&probe),
+    );
+    assert!(r.output.contains("refused"), "{}", r.output);
+    assert!(!r.output.contains("reached"), "{}", r.output);
+    std::thread::sleep(Duration::from_millis(100));
+    for l in &listeners {
+        assert!(l.accept().is_err(), "{l:?} was reached");
+    }
+    // Root = home: the walk finds both, and both are covered.
+    let r = call(&approving(&h, SandboxMode::WorkspaceWrite), &exec(&probe));
+    assert!(!r.output.contains("reached"), "root = home: {}", r.output);
+    for l in &listeners {
+        assert!(l.accept().is_err(), "root = home: {l:?} was reached");
+    }
+}
+
+/// Red team (C): an approved script opened the person's terminal (`/dev/pts/N`) and read what
+/// was typed. Commands get a devpts of their own; their own ptys still work.
+#[test]
+fn other_terminals_cannot_be_read_and_own_ptys_still_work() {
+    use std::io::BufRead;
+    let mut host = Command::new("python3")
+        .args([
+            "-c",
+            "import os, sys, time\nm, s = os.openpty()\nos.write(m, b'TYPED-SECRET-1\\nTYPED-SECRET-2\\nTYPED-SECRET-3\\nTYPED-SECRET-4\\n')\nprint(os.ttyname(s), flush=True)\ntime.sleep(30)\n",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(host.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let tty = line.trim().to_string();
+    assert!(tty.starts_with("/dev/pts/"), "{tty}");
+    let probe = format!(
+        "python3 -c \"import os\ntry:\n    fd = os.open('{tty}', os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY); print('read', os.read(fd, 100))\nexcept OSError as e:\n    print('refused', e)\nm, s = os.openpty(); os.write(m, b'x\\n'); print('own pty', os.read(s, 10))\""
+    );
+    // Control: without the namespaces the typed line is there to read.
+    let h = Home::new();
+    let r = call(
+        &in_project(&h, SandboxMode::WorkspaceWrite, false),
+        &exec(&probe),
+    );
+    assert!(r.output.contains("TYPED-SECRET"), "control: {}", r.output);
+    for sandbox in [SandboxMode::WorkspaceWrite, SandboxMode::FullAccess] {
+        let r = call(&approving(&h, sandbox), &exec(&probe));
+        assert!(r.output.contains("refused"), "{sandbox:?}: {}", r.output);
+        assert!(
+            !r.output.contains("TYPED-SECRET"),
+            "{sandbox:?}: {}",
+            r.output
+        );
+        // Landlock keeps workspace-write from opening /dev/ptmx for writing (as before);
+        // where nothing else stops it, the command's own ptys work.
+        if sandbox == SandboxMode::FullAccess {
+            assert!(
+                r.output.contains("own pty b'x"),
+                "{sandbox:?}: {}",
+                r.output
+            );
+        }
+    }
+    let _ = host.kill();
+    let _ = host.wait();
+}
+
+/// Red team (D): the host's System V shared memory and the person's session keyring were
+/// readable from a command. It gets its own IPC namespace and a fresh session keyring.
+#[test]
+fn host_shared_memory_and_session_keyring_are_out_of_reach() {
+    let key = 0x474c_0000 + (std::process::id() & 0xffff) as i64;
+    let shm = |code: &str| {
+        let out = Command::new("python3")
+            .args(["-c", &format!("import ctypes, sys\nlibc = ctypes.CDLL(None, use_errno=True)\nlibc.shmat.restype = ctypes.c_void_p\n{code}")])
+            .arg(key.to_string())
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let made = shm(
+        "i = libc.shmget(int(sys.argv[1]), 4096, 0o1600)\na = libc.shmat(i, None, 0)\nctypes.memmove(a, b'SHM-SECRET-64', 13)\nprint(i)",
+    );
+    let id: i64 = made
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("shmget: {made}"));
+    let reader = "import ctypes, sys\nlibc = ctypes.CDLL(None, use_errno=True)\nlibc.shmat.restype = ctypes.c_void_p\nfor i in [libc.shmget(int(sys.argv[1]), 0, 0), int(sys.argv[2])]:\n    a = libc.shmat(i, None, 0o10000)\n    print('segment', i, ctypes.string_at(a, 13) if a not in (None, 2**64 - 1) else 'none')\n";
+    let h = Home::new();
+    h.put("proj/shm.py", reader);
+    let probe = format!("python3 shm.py {key} {id}");
+    let control = call(
+        &in_project(&h, SandboxMode::WorkspaceWrite, false),
+        &exec(&probe),
+    );
+    let isolated = [SandboxMode::WorkspaceWrite, SandboxMode::FullAccess].map(|sandbox| {
+        (
+            sandbox,
+            call(
+                &approving(&h, sandbox),
+                &exec(&format!("cd proj && {probe}")),
+            ),
+        )
+    });
+    shm(&format!("libc.shmctl({id}, 0, None)"));
+    assert!(
+        control.output.contains("SHM-SECRET"),
+        "control: {}",
+        control.output
+    );
+    for (sandbox, r) in isolated {
+        assert!(r.output.contains("segment"), "{sandbox:?}: {}", r.output);
+        assert!(
+            !r.output.contains("SHM-SECRET"),
+            "{sandbox:?}: {}",
+            r.output
+        );
+    }
+
+    // The keyring: a wrapper joins a session keyring of its own, adds a key to it, then execs
+    // the rest (the reader itself for the control, `ground-link call` for the test).
+    let nr = |x86: u32, arm: u32| match std::env::consts::ARCH {
+        "x86_64" => Some(x86),
+        "aarch64" => Some(arm),
+        _ => None,
+    };
+    let (Some(add_key), Some(keyctl)) = (nr(248, 217), nr(250, 219)) else {
+        eprintln!("SKIPPED the keyring half: no syscall numbers for this architecture");
+        return;
+    };
+    let wrapper = h.put(
+        "keyring-wrapper.py",
+        &format!(
+            "import ctypes, os, sys\nlibc = ctypes.CDLL(None, use_errno=True)\nL = ctypes.c_long\nif libc.syscall(L({keyctl}), L(1), b'gl-test-session') < 0:\n    print('NO-KEYRINGS', ctypes.get_errno()); sys.exit(0)\nk = libc.syscall(L({add_key}), b'user', b'gl-test-key', b'KEYRING-SECRET-5', L(16), L(-3))\nos.environ['GL_SERIAL'] = str(k)\nos.execvp(sys.argv[1], sys.argv[1:])\n"
+        ),
+    );
+    let read_key = h.put(
+        "keyring-reader.py",
+        &format!(
+            "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nL = ctypes.c_long\nbuf = ctypes.create_string_buffer(64)\nfound = libc.syscall(L({keyctl}), L(10), L(-3), b'user', b'gl-test-key', L(0))\nfor k in [found, int(os.environ['GL_SERIAL'])]:\n    n = libc.syscall(L({keyctl}), L(11), L(k), buf, L(64))\n    print('key', k, buf.raw[:max(n, 0)])\n"
+        ),
+    );
+    let wrapper = wrapper.to_str().unwrap();
+    let control = Command::new("python3")
+        .args([wrapper, "python3", read_key.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let control = String::from_utf8_lossy(&control.stdout).to_string();
+    if control.contains("NO-KEYRINGS") {
+        eprintln!("SKIPPED the keyring half: this kernel has no keyrings ({control})");
+        return;
+    }
+    assert!(control.contains("KEYRING-SECRET-5"), "control: {control}");
+    let (v, _) = cli_via(
+        &["python3", wrapper],
+        &h,
+        "allow",
+        "python3 keyring-reader.py",
+        &[],
+    );
+    let out = output(&v);
+    assert!(out.contains("key "), "{v}");
+    assert!(!out.contains("KEYRING-SECRET"), "{out}");
+}
+
+/// Red team (E): with the root below /tmp the command's private /tmp was switched off: it
+/// wrote to the host's /tmp and reached a tmux socket there. The private /tmp stays, with the
+/// root bound back in at its own path.
+#[test]
+fn a_root_below_tmp_keeps_tmp_private() {
+    let base = tempfile::Builder::new()
+        .prefix("gl-tmp-root-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let base = std::fs::canonicalize(base.path()).unwrap();
+    let root = base.join("home/proj");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("readme.txt"), "tmp readme\n").unwrap();
+    let sock = base.join("tmux-0/default");
+    std::fs::create_dir_all(sock.parent().unwrap()).unwrap();
+    let listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let out = Path::new("/tmp").join(format!("gl-out-{}", std::process::id()));
+    let _ = std::fs::remove_file(&out);
+    std::fs::write(
+        root.join("t.py"),
+        format!(
+            "import socket\nopen({out:?}, 'w').write('x')\ns = socket.socket(socket.AF_UNIX)\ns.connect({sock:?})\ns.send(b'hi')\nprint('reached')\n",
+            out = out.display().to_string(),
+            sock = sock.display().to_string()
+        ),
+    )
+    .unwrap();
+    let command = "cat readme.txt; echo w > written.txt; python3 t.py";
+    let h = Home::new();
+    let engine = |namespaces: bool| {
+        let mut c = h.config(SandboxMode::WorkspaceWrite, ApprovalMode::Auto);
+        c.root = root.clone();
+        c.namespaces = namespaces;
+        Engine::new(c, Arc::new(AllowOnceApprover)).unwrap()
+    };
+    // Control: without the namespaces the command reaches both.
+    let r = call(&engine(false), &exec(command));
+    assert!(r.output.contains("reached"), "control: {}", r.output);
+    assert!(listener.accept().is_ok());
+    assert!(out.exists(), "control: {}", r.output);
+    std::fs::remove_file(&out).unwrap();
+    std::fs::remove_file(root.join("written.txt")).unwrap();
+    let r = call(&engine(true), &exec(command));
+    assert!(r.output.contains("tmp readme"), "{}", r.output);
+    assert_eq!(
+        std::fs::read_to_string(root.join("written.txt")).unwrap_or_default(),
+        "w\n",
+        "{}",
+        r.output
+    );
+    assert!(!r.output.contains("reached"), "{}", r.output);
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(listener.accept().is_err(), "the socket in /tmp was reached");
+    assert!(!out.exists(), "the host's /tmp was written: {}", r.output);
+    std::fs::remove_dir_all(&base).unwrap();
+}
+
+/// Red team (F): `less` is a `safe` read, and a lesskey file the model can write (`~/.lesskey`,
+/// `$XDG_CONFIG_HOME/lesskey`) sets `LESSOPEN=|program` in its `#env` section, which less 590
+/// runs even without a terminal. Every command gets `LESSSECURE=1`.
+#[test]
+fn a_lesskey_file_cannot_make_less_run_a_program() {
+    let h = Home::new();
+    let marker = h.home.join("less-ran");
+    let lesskey = format!("#env\nLESSOPEN=|touch {}; cat %s\n", marker.display());
+    h.put(".lesskey", &lesskey);
+    h.put(".config/lesskey", &lesskey);
+    // Control: plain less with this home runs the program.
+    Command::new("less")
+        .arg(h.home.join("proj/readme.txt"))
+        .env("HOME", &h.home)
+        .env("XDG_CONFIG_HOME", h.home.join(".config"))
+        .env_remove("LESSSECURE")
+        .env_remove("LESSOPEN")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(marker.exists(), "the lesskey fixture is inert");
+    std::fs::remove_file(&marker).unwrap();
+    let (v, _) = cli(&h, "deny", "less proj/readme.txt", &[]);
+    assert_eq!(v["decision"]["risk"], "safe", "{v}");
+    assert!(output(&v).contains("hello readme"), "{v}");
+    assert!(!marker.exists(), "less ran the lesskey's LESSOPEN: {v}");
+}
+
+/// Red team (G): Landlock does not cover `chmod`, `utime` or extended attributes, and an
+/// approved script made `~/Documents` mode 0777. Confined, the home folder's cover and the
+/// tool folders shown through it are read-only mounts; a tool folder made a link to another
+/// folder (by an earlier command with the home folder as root) shows nothing.
+#[test]
+fn chmod_and_links_cannot_reach_the_home_folder_beside_the_root() {
+    use std::os::unix::fs::PermissionsExt;
+    let h = Home::new();
+    let docs = h.home.join("Documents");
+    std::fs::create_dir_all(&docs).unwrap();
+    std::fs::set_permissions(&docs, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let tool = h.put(".local/bin/gl-tool", "#!/bin/sh\necho tool-ran\n");
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    h.put("other/.env", "SIBLING-ENV-41\n");
+    // `.nvm`, one of the shown tool folders, is a link to another project.
+    std::os::unix::fs::symlink(h.home.join("other"), h.home.join(".nvm")).unwrap();
+    let script = format!(
+        "import os\nfor p in [{docs:?}, {tool:?}]:\n    try:\n        os.chmod(p, 0o777); print('changed', p)\n    except OSError as e:\n        print('refused', p, e)\nfor p in [{env:?}]:\n    try:\n        print(open(p).read())\n    except OSError as e:\n        print('refused', p, e)\n",
+        docs = docs.display().to_string(),
+        tool = tool.display().to_string(),
+        env = h.home.join(".nvm/.env").display().to_string()
+    );
+    h.put("proj/chmod.py", &script);
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    // Control: without the namespaces both modes change and the link leads to the secret.
+    let r = call(
+        &in_project(&h, SandboxMode::WorkspaceWrite, false),
+        &exec("python3 chmod.py"),
+    );
+    assert_eq!((mode(&docs), mode(&tool)), (0o777, 0o777), "{}", r.output);
+    assert!(r.output.contains("SIBLING-ENV-41"), "{}", r.output);
+    std::fs::set_permissions(&docs, std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let r = call(
+        &in_project(&h, SandboxMode::WorkspaceWrite, true),
+        &exec("python3 chmod.py"),
+    );
+    assert_eq!((mode(&docs), mode(&tool)), (0o700, 0o755), "{}", r.output);
+    assert!(!r.output.contains("SIBLING-ENV"), "{}", r.output);
+    assert!(r.output.contains("refused"), "{}", r.output);
+}
+
+/// The IPC namespace leaves one way to the host's POSIX message queues: the host's mqueue
+/// file system at `/dev/mqueue`, where `open(2)` gives a descriptor `mq_receive` reads from.
+/// The command gets its own namespace's there. Runs only where `/dev/mqueue` is mounted.
+#[test]
+fn host_message_queues_are_out_of_reach() {
+    let mounted = std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.contains(" /dev/mqueue ") && l.contains(" - mqueue "));
+    if !mounted {
+        eprintln!("SKIPPED: /dev/mqueue is not an mqueue mount here");
+        return;
+    }
+    // Three messages: the control takes one, and a command that got through would read the
+    // next rather than wait.
+    let name = format!("gl-test-mq-{}", std::process::id());
+    let rt = "import ctypes, os, sys\nrt = ctypes.CDLL('librt.so.1', use_errno=True)\n";
+    let made = Command::new("python3")
+        .args(["-c", &format!("{rt}q = rt.mq_open(b'/' + sys.argv[1].encode(), os.O_CREAT | os.O_RDWR, 0o600, None)\nprint(q, [rt.mq_send(q, b'MQ-SECRET-9', 11, 0) for _ in range(3)])\n")])
+        .arg(&name)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    let h = Home::new();
+    h.put(
+        "proj/mq.py",
+        &format!("{rt}try:\n    fd = os.open('/dev/mqueue/' + sys.argv[1], os.O_RDONLY)\n    buf = ctypes.create_string_buffer(8192)\n    n = rt.mq_receive(fd, buf, 8192, None)\n    print('got', buf.raw[:max(n, 0)][:11])\nexcept OSError as e:\n    print('refused', e)\n"),
+    );
+    let probe = format!("python3 mq.py {name}");
+    let control = call(
+        &in_project(&h, SandboxMode::WorkspaceWrite, false),
+        &exec(&probe),
+    );
+    let isolated = [SandboxMode::WorkspaceWrite, SandboxMode::FullAccess].map(|sandbox| {
+        let r = call(
+            &approving(&h, sandbox),
+            &exec(&format!("cd proj && {probe}")),
+        );
+        (sandbox, r)
+    });
+    let _ = std::fs::remove_file(Path::new("/dev/mqueue").join(&name));
+    assert!(
+        control.output.contains("MQ-SECRET"),
+        "control: {}",
+        control.output
+    );
+    for (sandbox, r) in isolated {
+        assert!(r.output.contains("refused"), "{sandbox:?}: {}", r.output);
+        assert!(!r.output.contains("MQ-SECRET"), "{sandbox:?}: {}", r.output);
+    }
 }

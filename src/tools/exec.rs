@@ -9,6 +9,8 @@
 //!   ([`is_secret_env`]: `*TOKEN*`, `*SECRET*`, `*KEY*`, `*PASSWORD*`, cloud credentials…)
 //!   unless [`ExecRequest::pass_env`] names it, and minus the handles on the person's session
 //!   (`DISPLAY`, `XAUTHORITY`, `WAYLAND_DISPLAY`, `DBUS_SESSION_BUS_ADDRESS`, `SSH_AUTH_SOCK`).
+//! - Every command gets `LESSSECURE=1` and none of `less`'s program or key-file variables
+//!   (`LESS_ENV`): a lesskey file cannot make a `safe` `less` run a program.
 //! - A command the engine classified `safe` that runs git gets git config (environment
 //!   overrides, which win over every config file) that cannot run code: see [`SAFE_GIT_CONFIG`].
 //! - With [`ExecRequest::isolation`], the command runs in its own namespaces
@@ -157,6 +159,20 @@ const SAFE_GIT_ENV: &[(&str, &str)] = &[
         "GIT_ATTR_SOURCE",
         "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
     ),
+];
+
+/// `less` variables that name programs to run or key files to read (every command: `less`
+/// needs none of them without a terminal, and any command may start it).
+const LESS_ENV: &[&str] = &[
+    "LESSOPEN",
+    "LESSCLOSE",
+    "LESSKEY",
+    "LESSKEYIN",
+    "LESSKEY_CONTENT",
+    "LESSKEYIN_SYSTEM",
+    "LESSKEY_SYSTEM",
+    "LESSEDIT",
+    "LESSSECURE_ALLOW",
 ];
 
 /// The person's session: a command that holds these can talk to the desktop, the session bus
@@ -373,6 +389,13 @@ pub async fn run(req: ExecRequest) -> Result<ExecOutcome, ExecError> {
         }
     }
     command.env(IN_EXEC_ENV, "1");
+    // `less` (a `safe` read) runs code from `LESSOPEN`, which a lesskey file the model can
+    // write (`~/.lesskey`, `$XDG_CONFIG_HOME/lesskey`) may set in its `#env` section: secure
+    // mode ignores it (the environment wins over lesskey files), and the named variables go.
+    for name in LESS_ENV {
+        command.env_remove(name);
+    }
+    command.env("LESSSECURE", "1");
     if req.git_safe {
         command.env("GIT_CONFIG_COUNT", SAFE_GIT_CONFIG.len().to_string());
         for (i, (key, value)) in SAFE_GIT_CONFIG.iter().enumerate() {
