@@ -7,6 +7,7 @@ import { expect, test, type Page } from "@playwright/test";
 import { bridgeBin, launch, startBridge, waitFor, type Bridge, type Env } from "../harness";
 import { startWebmcpSite, type WebmcpSite } from "../webmcp-site";
 import { removeTempDirs, tempDir } from "../tmp";
+import type { BridgePageTool } from "../../src/background/page-bridge";
 
 let env: Env | null = null;
 let site: WebmcpSite | null = null;
@@ -23,17 +24,7 @@ test.afterEach(async ({}, info) => {
   removeTempDirs(info.status !== info.expectedStatus);
 });
 
-interface ListedTool {
-  name: string;
-  tool: string;
-  origin: string;
-  tabId: number;
-  frameId: number;
-  title?: string;
-  description: string;
-  inputSchema: Record<string, unknown>;
-  annotations: Record<string, boolean>;
-}
+type ListedTool = BridgePageTool;
 
 interface Result {
   type: string;
