@@ -107,7 +107,7 @@ describe("validation: every field checked, the answer names it and keeps the id"
     ["wrong type", { type: "browser.calls", id: "c1", op: "read", uri: "browser://tabs" }, /type must be "browser.call"/],
     ["no id", { type: "browser.call", op: "read", uri: "browser://tabs" }, /id must be a non-empty string/, ""],
     ["numeric id", { type: "browser.call", id: 7, op: "read", uri: "browser://tabs" }, /id must be/, ""],
-    ["unknown op", bc({ op: "execute", tool: "snapshot_page", args: {} }), /op must be "inspect", "run" or "read", not "execute"/],
+    ["unknown op", bc({ op: "execute", tool: "snapshot_page", args: {} }), /op must be "inspect", "run", "read" or "page", not "execute"/],
     ["missing op", bc({ tool: "snapshot_page", args: {} }), /op must be/],
     ["unknown tool", bc({ op: "inspect", tool: "exec_cmd", args: {} }), /tool "exec_cmd" is not a browser tool; the browser tools are navigate_to, click_element/],
     ["missing tool", bc({ op: "inspect", args: {} }), /tool undefined is not a browser tool/],

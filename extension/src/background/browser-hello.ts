@@ -23,6 +23,8 @@ export interface HelloDeps {
   setTimer(f: () => void, ms: number): unknown;
   clearTimer(t: unknown): void;
   now(): number;
+  /** The bridge acknowledged a hello (the page-tools list follows it: ./page-bridge.ts). */
+  onAcknowledged?(): void;
 }
 
 export interface HelloRecord {
@@ -118,6 +120,7 @@ export class BrowserHello {
         this.acknowledged = true;
         this.failures = 0;
         if (last) last.answer = "ok";
+        this.deps.onAcknowledged?.();
       } else {
         if (last) last.answer = typeof m.error === "string" ? m.error : "not acknowledged";
         this.retryLater();

@@ -1,7 +1,8 @@
 /**
  * Browser tools (DESIGN §8.3), the extension's half: the bridge sends a `browser.call`
- * (`inspect`: look and report, `run`: do what was approved, `read`: a `browser://` resource) and
- * this module answers it with exactly one `browser.result` of the same id.
+ * (`inspect`: look and report, `run`: do what was approved, `read`: a `browser://` resource,
+ * `page`: run an approved page tool, ./page-bridge.ts) and this module answers it with exactly
+ * one `browser.result` of the same id.
  *
  * Guarantees:
  * - every call is answered once, within {@link CALL_DEADLINE_MS}: a malformed call, an unknown
@@ -65,7 +66,14 @@ export type ToolArgs =
 export type BrowserCall =
   | { id: string; op: "inspect"; args: ToolArgs }
   | { id: string; op: "run"; args: ToolArgs; expect?: Expect }
-  | { id: string; op: "read"; uri: string };
+  | { id: string; op: "read"; uri: string }
+  /** A page tool by its name in the last `browser.pageTools` list. */
+  | { id: string; op: "page"; tool: string; args: Record<string, unknown>; expect: Expect };
+
+/** Runs page tools for `op:"page"` (./page-bridge.ts); never throws. */
+export interface PageToolRunner {
+  call(name: string, args: Record<string, unknown>, expect: Expect): Promise<{ ok: true; text: string } | { ok: false; error: string }>;
+}
 
 // ---- the Chrome surface used ----
 
@@ -102,6 +110,8 @@ export interface BrowserDeps {
   setTimer(f: () => void, ms: number): unknown;
   clearTimer(t: unknown): void;
   now(): number;
+  /** Page tools; without it an `op:"page"` call is refused. */
+  pageTools?: PageToolRunner;
 }
 
 // ---- parsing: every field checked, errors name the field ----
@@ -193,7 +203,8 @@ export function parseCall(raw: unknown): { ok: true; call: BrowserCall } | { ok:
     if (typeof raw.uri !== "string") return fail(`a read needs uri, one of ${RESOURCE_URIS.join(", ")}`);
     return { ok: true, call: { id, op, uri: raw.uri } };
   }
-  if (op !== "inspect" && op !== "run") return fail(`op must be "inspect", "run" or "read", not ${JSON.stringify(op)}`);
+  if (op === "page") return parsePage(raw, id);
+  if (op !== "inspect" && op !== "run") return fail(`op must be "inspect", "run", "read" or "page", not ${JSON.stringify(op)}`);
   const args = parseArgs(raw.tool, raw.args);
   if (!args.ok) return fail(args.error);
   if (op === "inspect") return { ok: true, call: { id, op, args: args.value } };
@@ -206,6 +217,19 @@ export function parseCall(raw: unknown): { ok: true; call: BrowserCall } | { ok:
   }
   if (!expect && args.value.tool !== "open_tab") return fail(`a run of ${args.value.tool} needs expect {tabId, origin}: the tab and origin that were approved`);
   return { ok: true, call: { id, op, args: args.value, ...(expect ? { expect } : {}) } };
+}
+
+const PAGE_NAME_RE = /^[A-Za-z0-9_-]{1,64}$/;
+
+function parsePage(raw: Record<string, unknown>, id: string): { ok: true; call: BrowserCall } | { ok: false; id: string; error: string } {
+  const fail = (error: string) => ({ ok: false as const, id, error });
+  if (typeof raw.tool !== "string" || !PAGE_NAME_RE.test(raw.tool)) return fail(`tool of a page call must be a name from the last browser.pageTools list (1 to 64 of A-Z a-z 0-9 _ -), not ${JSON.stringify(raw.tool)?.slice(0, 100)}`);
+  if (raw.args !== undefined && raw.args !== null && !isObj(raw.args)) return fail(`args of page tool ${raw.tool} must be a JSON object`);
+  const e = raw.expect;
+  if (!isObj(e) || !isTabId(e.tabId) || typeof e.origin !== "string" || e.origin === "") {
+    return fail(`a page call of ${raw.tool} needs expect {tabId, origin}: the tab and frame origin that were approved`);
+  }
+  return { ok: true, call: { id, op: "page", tool: raw.tool, args: isObj(raw.args) ? raw.args : {}, expect: { tabId: e.tabId, origin: e.origin } } };
 }
 
 // ---- helpers ----
@@ -260,7 +284,7 @@ export class BrowserTools {
     let timer: unknown = null;
     const deadline = new Promise<BrowserResult>((resolve) => {
       timer = this.deps.setTimer(() => {
-        const what = call.op === "read" ? `reading ${call.uri}` : call.args.tool;
+        const what = call.op === "read" ? `reading ${call.uri}` : call.op === "page" ? `page tool ${call.tool}` : call.args.tool;
         resolve(fail(`the browser did not finish ${what} within ${Math.round(CALL_DEADLINE_MS / 1000)} s; it may still complete — check with snapshot_page or browser://current/state before trying again`));
       }, CALL_DEADLINE_MS);
     });
@@ -269,6 +293,11 @@ export class BrowserTools {
         // read again: the switch may have been turned off since the call arrived
         if (!(await this.deps.enabled())) return fail(SWITCHED_OFF);
         if (call.op === "read") return { type: "browser.result", id: call.id, ok: true, text: await this.read(call.uri) };
+        if (call.op === "page") {
+          if (!this.deps.pageTools) return fail("this extension does not run page tools for the bridge");
+          const r = await this.deps.pageTools.call(call.tool, call.args, call.expect);
+          return r.ok ? { type: "browser.result", id: call.id, ok: true, text: r.text } : fail(r.error);
+        }
         if (call.op === "inspect") return { type: "browser.result", id: call.id, ok: true, target: await this.inspect(call.args) };
         return { type: "browser.result", id: call.id, ok: true, text: await this.run(call.args, call.expect) };
       } catch (e) {

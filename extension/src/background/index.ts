@@ -128,8 +128,14 @@ chrome.permissions.onRemoved.addListener(() => {
 
 chrome.storage.onChanged.addListener((changes, area) => {
   if (area === "local" && (changes.token || changes.settings)) void checkHealth();
-  // the bridge lists browser tools only while the switch is on: tell it at once (./browser-hello.ts)
-  if (area === "local" && changes[BROWSER_TOOLS_KEY]) native.hello.restart();
+  // the bridge lists browser tools only while the switch is on: tell it at once (./browser-hello.ts);
+  // the page-tools list follows the hello's answer (./page-bridge.ts)
+  if (area === "local" && changes[BROWSER_TOOLS_KEY]) {
+    native.hello.restart();
+    // switched off: the empty list goes at once (it needs no answer to the hello first)
+    if (changes[BROWSER_TOOLS_KEY].newValue !== true) void native.pageTools.announceNow();
+  }
+  if (area === "session" && Object.keys(changes).some((k) => k.startsWith("pageTools:"))) native.pageTools.changed();
 });
 
 // ---- optional hosts (Grok on x.com): see ./optional.ts ----
@@ -198,7 +204,10 @@ async function handle(msg: Request, sender: chrome.runtime.MessageSender): Promi
     case "pageTools": {
       const tabId = sender.tab?.id;
       if (tabId === undefined || sender.frameId === undefined) return { type: "failed", kind: "bad", message: "page tools are reported by a tab's frame" };
-      await storeFrameReport(tabId, sender.frameId, msg.report);
+      // the origin is Chrome's word for the frame (the content script reads its own location;
+      // this holds even a compromised renderer to it): every tool carries that origin
+      const origin = typeof sender.origin === "string" ? sender.origin : msg.report.origin;
+      await storeFrameReport(tabId, sender.frameId, { ...msg.report, origin, tools: msg.report.tools.map((t) => ({ ...t, origin })) });
       return { type: "ok" };
     }
     case "pageToolsGone": {

@@ -14,8 +14,13 @@
 import { NativeLink, type NativeState, type PairOutcome } from "./native";
 import { BrowserHello } from "./browser-hello";
 import { BrowserTools, chromeBrowserApi, type BrowserResult } from "./browser-tools";
+import { PageBridge, type PageToolsMessage, type TabFrames } from "./page-bridge";
+import { pageToolsKey } from "./page-tools";
 import type { KV } from "../shared/store";
 import { BROWSER_TOOLS_KEY } from "../shared/browser-switch";
+import { appendLog } from "../shared/oplog";
+import type { FrameReport } from "../shared/webmcp";
+import type { TabReply } from "../shared/protocol";
 
 export interface NativeStatus {
   state: NativeState;
@@ -56,6 +61,19 @@ export interface NativeWiring {
   pairNow(manual: boolean): Promise<PairOutcome>;
   hello: BrowserHello;
   browser: BrowserTools;
+  pageTools: PageBridge;
+}
+
+/** Every tab's frame reports from storage.session, for tabs that still exist. */
+async function readTabFrames(): Promise<TabFrames[]> {
+  const [all, tabs] = await Promise.all([chrome.storage.session.get(null), chrome.tabs.query({})]);
+  const open = new Set(tabs.map((t) => t.id).filter((id): id is number => id !== undefined));
+  const out: TabFrames[] = [];
+  for (const tabId of open) {
+    const got = all[pageToolsKey(tabId)] as Record<string, FrameReport> | undefined;
+    if (got && typeof got === "object") out.push({ tabId, frames: Object.values(got) });
+  }
+  return out;
 }
 
 export function startNative(kv: KV): NativeWiring {
@@ -100,8 +118,19 @@ export function startNative(kv: KV): NativeWiring {
     now: () => Date.now(),
   };
   const enabled = async (): Promise<boolean> => (await kv.get([BROWSER_TOOLS_KEY]))[BROWSER_TOOLS_KEY] === true;
-  const browser = new BrowserTools({ api: chromeBrowserApi(), enabled, ...timers });
-  const hello = new BrowserHello({ send: (m) => link.send(m), enabled, ...timers });
+  const pageTools = new PageBridge({
+    readTabs: readTabFrames,
+    enabled,
+    ready: () => hello.acknowledged,
+    send: (m) => link.send(m),
+    toFrame: (tabId, frameId, m) => chrome.tabs.sendMessage(tabId, m, { frameId }) as Promise<TabReply | undefined>,
+    log: (e) => appendLog(kv, e),
+    warn: (m) => console.warn(m),
+    newId: () => crypto.randomUUID(),
+    ...timers,
+  });
+  const browser = new BrowserTools({ api: chromeBrowserApi(), enabled, pageTools, ...timers });
+  const hello: BrowserHello = new BrowserHello({ send: (m) => link.send(m), enabled, onAcknowledged: () => void pageTools.announceNow(), ...timers });
 
   const onOther = (m: Record<string, unknown>): void => routeNative(m, { browser, hello, send: (r) => link.send(r) });
 
@@ -121,10 +150,13 @@ export function startNative(kv: KV): NativeWiring {
   });
   (globalThis as unknown as { __groundLinkNative: NativeLink }).__groundLinkNative = link;
   // for the e2e, like __groundLinkNative: the dispatcher as the bridge would call it, and the hellos sent
-  (globalThis as unknown as { __groundLinkBrowser: { handle(m: unknown): Promise<BrowserResult>; hello: BrowserHello } }).__groundLinkBrowser = {
+  // and the page-tools list as it would be sent now, and the lists built for the bridge so far
+  (globalThis as unknown as { __groundLinkBrowser: { handle(m: unknown): Promise<BrowserResult>; hello: BrowserHello; pageTools(): Promise<PageToolsMessage>; pageTools_: PageBridge } }).__groundLinkBrowser = {
     handle: (m) => browser.handle(m),
     hello,
+    pageTools: async () => (await pageTools.message()).message,
+    pageTools_: pageTools,
   };
   link.start();
-  return { link, pairNow, hello, browser };
+  return { link, pairNow, hello, browser, pageTools };
 }

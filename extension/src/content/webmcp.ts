@@ -70,6 +70,11 @@ import { FrameTools, nativeApi, PolyfillApi } from "./page-tools";
     }
     if (msg?.type === "webmcpCall") {
       const timeout = Number.isInteger(msg.timeoutMs) && msg.timeoutMs > 0 && msg.timeoutMs <= 120_000 ? msg.timeoutMs : DEFAULT_CALL_TIMEOUT_MS;
+      // a call approved for one origin never runs in whatever document the frame holds now
+      if (typeof msg.expectOrigin === "string" && msg.expectOrigin !== location.origin) {
+        reply({ type: "callOutcome", outcome: { ok: false, error: `the page changed: this frame is now at ${location.origin}, not ${msg.expectOrigin}; nothing was run`, ms: 0 } });
+        return false;
+      }
       void frame.call(msg.callId, msg.name, msg.input, timeout).then((outcome) => reply({ type: "callOutcome", outcome }));
       return true;
     }

@@ -268,8 +268,9 @@ async function renderLog(): Promise<void> {
     const li = document.createElement("li");
     li.dataset.tool = e.tool;
     li.dataset.ok = String(e.outcome.ok);
+    li.dataset.by = e.by;
     const head = document.createElement("div");
-    head.textContent = `${new Date(e.at).toLocaleTimeString()} · ${e.tool} · ${e.origin} · ${e.source} · ${e.outcome.ok ? `ok ${e.outcome.ms} ms` : `failed: ${e.outcome.error}`}`;
+    head.textContent = `${new Date(e.at).toLocaleTimeString()} · ${e.tool} · ${e.origin} · ${e.source} · ${e.by} · ${e.outcome.ok ? `ok ${e.outcome.ms} ms` : `failed: ${e.outcome.error}`}`;
     const body = document.createElement("pre");
     body.textContent = `${JSON.stringify(e.input)}\n→ ${e.outcome.ok ? (e.outcome.result ?? "null") : e.outcome.error}`;
     li.append(head, body);

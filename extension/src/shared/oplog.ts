@@ -12,8 +12,8 @@ export const MAX_LOGGED_RESULT = 4096;
 
 export interface OpLogEntry {
   at: number;
-  /** Who asked: the person with the panel's form, or the side panel agent. */
-  by: "hand" | "agent";
+  /** Who asked: the person with the panel's form, the side panel agent, or the bridge (an MCP client or web chat, approved there). */
+  by: "hand" | "agent" | "bridge";
   tabId: number;
   frameId: number;
   origin: string;

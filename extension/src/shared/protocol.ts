@@ -112,8 +112,11 @@ export type TabRequest =
   | { type: "checkSelectors"; site: string; assistantMessage: string[]; userMessage: string[] }
   /** Side panel -> a frame's page-tools script: list again (skills reloaded) and report. */
   | { type: "webmcpList" }
-  /** Side panel -> a frame: run one page tool by name with a deadline. */
-  | { type: "webmcpCall"; callId: string; name: string; input: unknown; timeoutMs: number }
+  /**
+   * Side panel (or the worker, for the bridge) -> a frame: run one page tool by name with a
+   * deadline; with `expectOrigin`, only while the frame is still at that origin.
+   */
+  | { type: "webmcpCall"; callId: string; name: string; input: unknown; timeoutMs: number; expectOrigin?: string }
   | { type: "webmcpCancel"; callId: string };
 export type TabReply =
   | { type: "ok" }

@@ -13,7 +13,7 @@ export interface ToolRef {
 }
 
 /** FNV-1a, 32 bits, as 6 base-36 digits: short, stable, not a security boundary. */
-function shortHash(s: string): string {
+export function shortHash(s: string): string {
   let h = 0x811c9dc5;
   for (let i = 0; i < s.length; i++) {
     h ^= s.charCodeAt(i);
@@ -48,4 +48,24 @@ export class NameTable {
   entries(): [string, ToolRef][] {
     return [...this.byApi.entries()];
   }
+}
+
+/** A page tool as the bridge knows it: the tab too, since its list spans every tab. */
+export interface TabToolRef extends ToolRef {
+  tabId: number;
+}
+
+/**
+ * The name a page tool has on the native link and at the bridge (`page__<hash>__<name>`),
+ * unique across tabs and stable for a (tab, frame, origin, tool) while it stays registered.
+ * Unlike {@link NameTable} (one tab, the model reads the plain name) it depends on nothing but
+ * the tool itself, so another tab's tools coming or going never renames it. A name that is not
+ * API-safe, or too long to fit after the prefix, keeps a readable stem and gets its own hash.
+ */
+export function bridgeToolName(ref: TabToolRef): string {
+  const where = shortHash(`${ref.tabId}|${ref.frameId}|${ref.origin}`);
+  const room = 64 - `page__${where}__`.length; // 50
+  const plain = ref.name.replace(/[^A-Za-z0-9_-]/g, "_");
+  const name = plain === ref.name && plain.length <= room ? plain : `${plain.slice(0, room - 7)}_${shortHash(ref.name)}`;
+  return `page__${where}__${name}`;
 }
