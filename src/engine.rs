@@ -748,7 +748,7 @@ impl Engine {
                         args: req.args.clone(),
                     })
                 }
-                Err(e) => return (CallStatus::Error, e, false, false, None),
+                Err(e) => return (CallStatus::Error, e, false, true, None),
             }
         }
         let session = req.session.as_deref();
@@ -911,7 +911,9 @@ impl Engine {
                 return (CallStatus::Error, text, false, false, Some(decision));
             }
         }
-        let untrusted = status != CallStatus::Error || tool == ToolName::ExecCmd;
+        // A browser's errors can quote the page (what its tool threw): delimited like its text.
+        let untrusted =
+            status != CallStatus::Error || tool == ToolName::ExecCmd || tool.is_browser();
         (status, output, truncated, untrusted, Some(decision))
     }
 

@@ -12,6 +12,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { bridgeBin, launch, startBridge, type Bridge } from "../harness";
 import { HIDDEN_VALUE, PASSWORD_VALUE, startBrowserSite } from "../browser-site";
+import { startWebmcpSite } from "../webmcp-site";
 import { removeTempDirs, tempDir } from "../tmp";
 
 let bridge: Bridge | null = null;
@@ -183,6 +184,43 @@ test("an MCP client drives the browser through ground-link: the extension over n
     expect(mine.map((l) => `${l.tool}:${l.status}`)).toEqual(
       expect.arrayContaining(["snapshot_page:success", "input_text:success", "submit_form:success", "navigate_to:denied", "read_resource:success"]),
     );
+  } finally {
+    await env.close();
+    await site.close();
+  }
+});
+
+test("an MCP client calls a page's own WebMCP tool through ground-link: listed as the page's, asked, run in the page", async () => {
+  const runtimeDir = tempDir("run");
+  const site = await startWebmcpSite();
+  bridge = await startBridge(tempDir("sandbox"), { approval: "allow", env: { XDG_RUNTIME_DIR: runtimeDir } });
+  const env = await launch({ nativeHost: bin(), env: { XDG_RUNTIME_DIR: runtimeDir } });
+  try {
+    await env.sw.evaluate(() => chrome.storage.local.set({ browserTools: true }));
+    const page = await env.ctx.newPage();
+    await page.goto(`${site.origin}/tools.html`);
+    const client = new Client({ name: "page-tool-user", version: "1.0.0" });
+    await client.connect(http(bridge, addClient(bridge, "sdk-pages")));
+    let setStatus = "";
+    await expect
+      .poll(async () => {
+        const { tools } = await client.listTools();
+        const t = tools.find((x) => x.name.startsWith("page__") && x.name.endsWith("set_status"));
+        setStatus = t?.name ?? "";
+        return t?.description ?? "";
+      }, { timeout: 20_000 })
+      .toMatch(/UNTRUSTED_CONTENT[\s\S]*Sets the page's status heading/);
+    const r = await client.callTool({ name: setStatus, arguments: { text: "set over MCP" } });
+    expect(r.isError ?? false, textOf(r)).toBe(false);
+    expect(textOf(r)).toContain("set over MCP");
+    await expect(page.locator("#status")).toHaveText("set over MCP");
+    // The page went elsewhere: its tool is gone from the list, and calling it says so.
+    await page.goto(`${site.origin}/blank.html`);
+    await expect.poll(async () => (await client.listTools()).tools.some((t) => t.name === setStatus), { timeout: 20_000 }).toBe(false);
+    await expect(client.callTool({ name: setStatus, arguments: { text: "again" } })).rejects.toThrow();
+    await client.close();
+    const audit = bridge.audit() as unknown as { tool: string; status: string; client?: string }[];
+    expect(audit.some((l) => l.client === "sdk-pages" && l.tool === setStatus && l.status === "success")).toBe(true);
   } finally {
     await env.close();
     await site.close();
