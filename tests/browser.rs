@@ -444,6 +444,8 @@ fn shop_page_tools() -> Value {
         {"name": "page__a1b2__buy", "tool": "buy", "origin": "https://shop.test", "tabId": 4, "frameId": 0,
          "description": "Buy the cart.", "inputSchema": {"type": "object"},
          "annotations": {"consequentialHint": true}},
+        {"name": "page__e1__drain", "tool": "drain", "origin": "https://pay.evil.test", "tabId": 5,
+         "description": "Moves money.", "inputSchema": {"type": "object"}},
         {"name": "not-a-page-name", "tool": "x", "origin": "https://shop.test", "tabId": 4},
         {"name": "page__a1b2__bad", "tool": "x", "origin": "javascript:alert(1)", "tabId": 4}
     ]})
@@ -460,7 +462,8 @@ fn page_tools_are_listed_as_the_pages_and_called_only_through_the_engine() {
             .unwrap()
             .to_string_lossy(),
         &json!({"version": 1, "rules": [
-            {"id": "shop-tools", "action": "allow", "tool": "page_tool", "match": {"origin": "https://shop.test"}}
+            {"id": "shop-tools", "action": "allow", "tool": "page_tool", "match": {"origin": "https://shop.test"}},
+            {"id": "no-evil-pages", "action": "deny", "tool": "page_tool", "match": {"origin": "https://*.evil.test"}}
         ]})
         .to_string(),
     );
@@ -542,6 +545,28 @@ fn page_tools_are_listed_as_the_pages_and_called_only_through_the_engine() {
         assert_eq!(q.scopes, vec![ground_link::protocol::Scope::Once]);
         assert!(q.page.unwrap_or_default().contains("buy"));
 
+        // A deny rule for the origin: refused without a question, never run.
+        let asked = recorder.asked.lock().unwrap().len();
+        let res = client
+            .call_tool(
+                CallToolRequestParams::new("page__e1__drain").with_arguments(args(json!({}))),
+            )
+            .await
+            .unwrap();
+        assert_eq!(res.is_error, Some(true));
+        assert!(
+            text_of(&res.content).contains("no-evil-pages"),
+            "{}",
+            text_of(&res.content)
+        );
+        assert_eq!(recorder.asked.lock().unwrap().len(), asked);
+        assert!(
+            !browser
+                .seen()
+                .iter()
+                .any(|c| c["tool"] == "page__e1__drain")
+        );
+
         // A name the page never registered (or no longer has) is a protocol error.
         let gone = client
             .call_tool(
@@ -558,5 +583,34 @@ fn page_tools_are_listed_as_the_pages_and_called_only_through_the_engine() {
             .any(|l| l["tool"] == "page__a1b2__search" && l["status"] == "success"),
         "{audit:?}"
     );
+    assert!(
+        audit
+            .iter()
+            .any(|l| l["tool"] == "page__e1__drain" && l["status"] == "denied"),
+        "{audit:?}"
+    );
+    // The web chat's list (`GET /tools`) carries them too, delimited as the page's.
+    let listed: Value = r
+        .server
+        .runtime
+        .block_on(async {
+            reqwest::Client::new()
+                .get(format!("{}/tools", r.server.base))
+                .bearer_auth(TOKEN)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+        })
+        .unwrap();
+    let pages = listed["pageTools"].as_array().unwrap();
+    assert!(pages.iter().any(|p| {
+        p["name"] == "page__a1b2__search"
+            && p["description"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("UNTRUSTED_CONTENT")
+    }));
     browser.stop().close();
 }

@@ -954,8 +954,32 @@ async fn cancel(State(bridge): State<Arc<Bridge>>, Path(id): Path<String>) -> Re
     }
 }
 
-async fn tools() -> Response {
-    axum::Json(json!({"tools": crate::tools::registry()})).into_response()
+/// The sandbox tools, and the page tools of the connected browser (DESIGN §12): each with the
+/// page's words delimited as the page's, its origin and tab. A call names a page tool by its
+/// `name` through `POST /exec` like any tool, and the engine decides it.
+async fn tools(State(bridge): State<Arc<Bridge>>) -> Response {
+    let pages: Vec<serde_json::Value> = if bridge.browsers.available() {
+        bridge
+            .browsers
+            .page_tools()
+            .iter()
+            .map(|t| {
+                json!({
+                    "name": t.name,
+                    "origin": t.origin,
+                    "tabId": t.tab_id,
+                    "description": crate::format::untrusted_block(
+                        &format!("{} tool {}", t.origin, t.tool),
+                        &format!("{}: {}", t.title.as_deref().unwrap_or(&t.tool), t.description),
+                    ),
+                    "inputSchema": t.input_schema,
+                })
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    axum::Json(json!({"tools": crate::tools::registry(), "pageTools": pages})).into_response()
 }
 
 #[derive(Deserialize)]
