@@ -5,7 +5,7 @@ TARGET_DIR := $(abspath $(or $(CARGO_TARGET_DIR),$(CURDIR)/target))
 # A default sandbox folder for `make run`.
 SANDBOX ?= $(HOME)/ground-link-sandbox
 
-.PHONY: run test deps lint unit ext-deps ext-test e2e-extension app-deps app-test e2e-app package screenshots bench fuzz install uninstall
+.PHONY: run test deps lint unit ext-deps ext-test e2e-extension mcp-conformance app-deps app-test e2e-app package screenshots bench fuzz install uninstall
 
 deps:
 	@scripts/install-deps.sh core
@@ -41,6 +41,13 @@ e2e-extension: deps ext-deps
 	$(CARGO) test --locked --no-run
 	cd extension && GROUND_LINK_BIN=$(TARGET_DIR)/debug/ground-link npm run e2e
 
+# The official MCP conformance suite against `serve` (tests/conformance/run.mjs says which
+# scenarios and why one check is refused on purpose). It needs Node 22: its npm `node` package.
+mcp-conformance: deps
+	@scripts/install-deps.sh extension
+	$(CARGO) test --locked --no-run
+	cd tests/conformance && npm ci --no-audit --no-fund --loglevel=error && node run.mjs $(TARGET_DIR)/debug/ground-link
+
 app-deps: deps
 	scripts/app.sh deps
 
@@ -57,7 +64,7 @@ screenshots: app-deps
 package: app-deps
 	scripts/app.sh package
 
-test: lint unit ext-test e2e-extension app-test e2e-app
+test: lint unit ext-test e2e-extension mcp-conformance app-test e2e-app
 
 # The CLI (and, with a display or APP=1, the tray app and its desktop entry) into
 # $(PREFIX)/bin, ~/.local by default; `make uninstall` removes exactly those files.
