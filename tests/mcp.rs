@@ -765,3 +765,66 @@ fn a_flooding_client_does_not_use_up_the_extensions_calls() {
     assert_eq!(extension, reqwest::StatusCode::ACCEPTED);
     server.shutdown();
 }
+
+/// Records progress notifications.
+#[derive(Clone, Default)]
+struct ProgressWatcher(Arc<std::sync::Mutex<Vec<(f64, Option<String>)>>>);
+
+impl rmcp::ClientHandler for ProgressWatcher {
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<rmcp::service::RoleClient>,
+    ) {
+        self.0
+            .lock()
+            .unwrap()
+            .push((params.progress, params.message));
+    }
+}
+
+#[test]
+fn a_long_call_sends_progress_to_a_client_that_asked() {
+    let f = Fixture::new();
+    let mut server = Server::start(
+        &f,
+        Arc::new(ground_link::approval::AllowOnceApprover),
+        ApprovalMode::Ask,
+        Duration::from_secs(10),
+    );
+    let url = format!("{}/mcp", server.base);
+    let watcher = ProgressWatcher::default();
+    let seen = Arc::clone(&watcher.0);
+    server.runtime.block_on(async {
+        let transport = StreamableHttpClientTransport::from_config(
+            StreamableHttpClientTransportConfig::with_uri(url).auth_header(TOKEN),
+        );
+        let client = watcher.serve(transport).await.unwrap();
+        let request = rmcp::model::ClientRequest::CallToolRequest(rmcp::model::Request::new(
+            CallToolRequestParams::new("exec_cmd")
+                .with_arguments(args(json!({"command": "sleep 3; echo done"}))),
+        ));
+        let mut meta = rmcp::model::RequestMetaObject::default();
+        meta.set_progress_token(rmcp::model::ProgressToken(
+            rmcp::model::NumberOrString::String("p-1".into()),
+        ));
+        let mut options = rmcp::service::PeerRequestOptions::no_options();
+        options.meta = Some(meta);
+        let handle = client
+            .send_cancellable_request(request, options)
+            .await
+            .unwrap();
+        let answer = handle.await_response().await.unwrap();
+        assert!(format!("{answer:?}").contains("done"), "{answer:?}");
+        let _ = client.cancel().await;
+    });
+    let seen = seen.lock().unwrap().clone();
+    assert!(seen.len() >= 2, "{seen:?}");
+    assert!(
+        seen.iter().any(|(_, m)| m.as_deref() == Some("running")),
+        "{seen:?}"
+    );
+    // Progress only grows.
+    assert!(seen.windows(2).all(|w| w[1].0 > w[0].0), "{seen:?}");
+    server.shutdown();
+}

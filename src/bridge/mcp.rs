@@ -27,6 +27,8 @@ pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 /// Open MCP sessions per token. rmcp keeps a session's state until it has been idle for five
 /// minutes; without a cap one token could open thousands (a gigabyte in seconds).
 pub(crate) const MAX_SESSIONS: usize = 32;
+/// How often a long call tells a client that asked for progress how it stands.
+const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 /// How long rmcp keeps an idle session.
 const IDLE: std::time::Duration = std::time::Duration::from_secs(5 * 60);
 
@@ -324,6 +326,32 @@ impl McpServer {
             let result = engine.call_until(call, Source::Mcp, cancel).await;
             completion.finish(result);
         });
+        // A client that sent a progress token hears, every PROGRESS_EVERY, that the call is
+        // still waiting for the person or still running (DESIGN §8.1).
+        let progress = context.meta.get_progress_token().map(|token| {
+            let (peer, broker, id) = (context.peer.clone(), Arc::clone(&broker), id.clone());
+            tokio::spawn(async move {
+                let started = std::time::Instant::now();
+                loop {
+                    tokio::time::sleep(PROGRESS_EVERY).await;
+                    let message = match broker.phase(&id) {
+                        Some(super::broker::Phase::WaitingForApproval) => {
+                            "waiting for the person's answer in ground-link"
+                        }
+                        Some(super::broker::Phase::Running) => "running",
+                        _ => return,
+                    };
+                    let note = rmcp::model::ProgressNotificationParam::new(
+                        token.clone(),
+                        started.elapsed().as_secs_f64(),
+                    )
+                    .with_message(message);
+                    if peer.notify_progress(note).await.is_err() {
+                        return;
+                    }
+                }
+            })
+        });
         let wait = broker.wait(&id, Duration::MAX);
         tokio::pin!(wait);
         let result = tokio::select! {
@@ -333,6 +361,9 @@ impl McpServer {
                 broker.wait(&id, Duration::MAX).await
             }
         };
+        if let Some(p) = progress {
+            p.abort();
+        }
         broker.forget(&id);
         result.flatten().unwrap_or_else(|| {
             crate::reply::not_run_result(&id, "call", "the bridge is shutting down; try again")
