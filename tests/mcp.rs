@@ -766,9 +766,12 @@ fn a_flooding_client_does_not_use_up_the_extensions_calls() {
     server.shutdown();
 }
 
+/// Progress so far and its message, as notified.
+type Notes = Arc<std::sync::Mutex<Vec<(f64, Option<String>)>>>;
+
 /// Records progress notifications.
 #[derive(Clone, Default)]
-struct ProgressWatcher(Arc<std::sync::Mutex<Vec<(f64, Option<String>)>>>);
+struct ProgressWatcher(Notes);
 
 impl rmcp::ClientHandler for ProgressWatcher {
     async fn on_progress(
