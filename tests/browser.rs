@@ -11,13 +11,14 @@ use std::time::Duration;
 use ground_link::approval::Approver;
 use ground_link::protocol::{ApprovalAnswer, ApprovalRequest, Risk, Scope};
 use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, ContentBlock};
+use rmcp::model::CallToolRequestParams;
 use rmcp::service::{NotificationContext, RoleClient};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
 
 use crate::bridge::{TOKEN, audit_lines};
+use crate::mcp::{args, text_of};
 use crate::native::{Host, origin, spawn_host, start_with};
 use crate::util::Fixture;
 
@@ -136,21 +137,6 @@ fn shop(call: &Value) -> Value {
         }
         _ => json!({"ok": false, "error": "unknown op"}),
     }
-}
-
-fn args(v: Value) -> serde_json::Map<String, Value> {
-    v.as_object().cloned().unwrap()
-}
-
-fn text_of(content: &[ContentBlock]) -> String {
-    content
-        .iter()
-        .filter_map(|c| match c {
-            ContentBlock::Text(t) => Some(t.text.clone()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 #[test]

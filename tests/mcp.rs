@@ -17,7 +17,7 @@ use serde_json::json;
 use crate::bridge::{Server, TOKEN, audit_lines, raw};
 use crate::util::Fixture;
 
-fn text_of(content: &[ContentBlock]) -> String {
+pub(crate) fn text_of(content: &[ContentBlock]) -> String {
     content
         .iter()
         .filter_map(|c| match c {
@@ -28,7 +28,7 @@ fn text_of(content: &[ContentBlock]) -> String {
         .join("\n")
 }
 
-fn args(v: serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
+pub(crate) fn args(v: serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
     match v {
         serde_json::Value::Object(m) => m,
         _ => unreachable!("arguments are an object"),

@@ -226,17 +226,7 @@ impl ServerHandler for McpServer {
         let uri = request.uri.to_string();
         let mut args = serde_json::Map::new();
         args.insert("uri".into(), serde_json::Value::String(uri.clone()));
-        let call = CallRequest {
-            name: "read_resource".into(),
-            args,
-            reason: None,
-            session: Some(session_of(&context)),
-            call_id: Some(crate::engine::new_call_id()),
-            wait_ms: None,
-            reply: None,
-            provenance: None,
-            client: client_of(&context),
-        };
+        let call = call_request("read_resource".into(), args, &context);
         let result = self.run(call, &context).await;
         match result.status {
             CallStatus::Success => Ok(ReadResourceResponse::Complete(ReadResourceResult::new(
@@ -277,17 +267,7 @@ impl ServerHandler for McpServer {
                 None,
             ));
         }
-        let call = CallRequest {
-            name,
-            args: request.arguments.unwrap_or_default(),
-            reason: None,
-            session: Some(session_of(&context)),
-            call_id: Some(crate::engine::new_call_id()),
-            wait_ms: None,
-            reply: None,
-            provenance: None,
-            client: client_of(&context),
-        };
+        let call = call_request(name, request.arguments.unwrap_or_default(), &context);
         let result = self.run(call, &context).await;
         let content = vec![ContentBlock::text(result.formatted.clone())];
         Ok(CallToolResponse::Complete(match result.status {
@@ -368,6 +348,25 @@ impl McpServer {
         result.flatten().unwrap_or_else(|| {
             crate::reply::not_run_result(&id, "call", "the bridge is shutting down; try again")
         })
+    }
+}
+
+/// A call from this MCP session, named by its client's token, with a fresh id.
+fn call_request(
+    name: String,
+    args: serde_json::Map<String, serde_json::Value>,
+    context: &RequestContext<RoleServer>,
+) -> CallRequest {
+    CallRequest {
+        name,
+        args,
+        reason: None,
+        session: Some(session_of(context)),
+        call_id: Some(crate::engine::new_call_id()),
+        wait_ms: None,
+        reply: None,
+        provenance: None,
+        client: client_of(context),
     }
 }
 
