@@ -6,4 +6,5 @@ cd "$(dirname "$0")/.."
 echo "== permission engine"; cargo bench --locked --bench engine
 echo "== grep/glob vs rg";   scripts/bench-search.sh "${RUNS:-11}"
 echo "== bridge under load"; scripts/bench-bridge.sh "${SECONDS_UNDER_LOAD:-10}"
+echo "== MCP tools/call vs POST /exec"; cargo bench --locked --bench bridge
 echo "== exec_cmd \"true\" end to end"; cargo build --locked --release --bin ground-link >/dev/null && scripts/bench-exec.sh "${CARGO_TARGET_DIR:-target}/release/ground-link"

@@ -1,0 +1,145 @@
+//! The bridge's own cost (issue "MCP endpoint…", DESIGN §10): an auto-allowed `read_file` of a
+//! 4 KiB file through MCP (`tools/call` over Streamable HTTP, the official rmcp client) against
+//! the same call through `POST /exec`, in the same run, at 1 and 8 concurrent clients — p50/p99
+//! latency and calls per second. Goal: MCP's p50 at most 1.5× `/exec`'s.
+//!
+//! `cargo bench --bench bridge` (or `make bench`). Figures go into notes, never into tests.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ground_link::approval::DenyApprover;
+use ground_link::bridge::broker::Broker;
+use ground_link::bridge::token::Token;
+use ground_link::engine::{Engine, EngineConfig};
+use ground_link::paths::ConfigPaths;
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, ClientConfig};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+const TOKEN: &str = "bench-token-0123456789abcdef0123456789abcdef";
+const CALLS: usize = 1500;
+
+fn percentiles(mut v: Vec<f64>) -> (f64, f64) {
+    v.sort_by(|a, b| a.total_cmp(b));
+    (v[v.len() / 2], v[v.len() * 99 / 100])
+}
+
+/// `calls` calls split over `clients` concurrent workers: (p50 µs, p99 µs, calls/s).
+async fn run<F, Fut>(clients: usize, calls: usize, one: F) -> (f64, f64, f64)
+where
+    F: Fn(usize) -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for c in 0..clients {
+        let one = one.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut times = Vec::with_capacity(calls / clients);
+            for _ in 0..calls / clients {
+                let t = Instant::now();
+                one(c).await;
+                times.push(t.elapsed().as_secs_f64() * 1e6);
+            }
+            times
+        }));
+    }
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.unwrap());
+    }
+    let secs = started.elapsed().as_secs_f64();
+    let n = all.len() as f64;
+    let (p50, p99) = percentiles(all);
+    (p50, p99, n / secs)
+}
+
+fn main() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("f.txt"), "x".repeat(4095) + "\n").unwrap();
+    let mut config = EngineConfig::new(root, ConfigPaths::under(dir.path()));
+    config.supervisor_exe = std::path::PathBuf::from(env!("CARGO_BIN_EXE_ground-link"));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async move {
+        let broker = Broker::new(Arc::new(DenyApprover { reason: None }));
+        let engine = Arc::new(Engine::new(config, broker.approver()).unwrap());
+        let token = Token::from_secret(TOKEN.into(), dir.path().join("token"));
+        let bound = ground_link::bridge::bind(engine, broker, token, 0).await.unwrap();
+        let base = format!("http://{}", bound.addr());
+        let stop = tokio_util::sync::CancellationToken::new();
+        let halt = stop.clone();
+        tokio::spawn(bound.serve(async move { halt.cancelled().await }));
+
+        let http = reqwest::Client::new();
+        let exec_url = format!("{base}/exec");
+        let body = r#"{"name":"read_file","args":{"path":"f.txt"}}"#;
+        let exec = {
+            let (http, url) = (http.clone(), exec_url.clone());
+            move |_c: usize| {
+                let (http, url) = (http.clone(), url.clone());
+                async move {
+                    let r = http
+                        .post(url)
+                        .bearer_auth(TOKEN)
+                        .header("content-type", "application/json")
+                        .body(body)
+                        .send()
+                        .await
+                        .unwrap();
+                    assert!(r.status().is_success(), "{}", r.status());
+                    let _ = r.bytes().await.unwrap();
+                }
+            }
+        };
+        let mut clients = Vec::new();
+        for _ in 0..8 {
+            let transport = StreamableHttpClientTransport::from_config(
+                StreamableHttpClientTransportConfig::with_uri(format!("{base}/mcp"))
+                    .auth_header(TOKEN),
+            );
+            clients.push(Arc::new(ClientConfig::default().serve(transport).await.unwrap()));
+        }
+        let clients = Arc::new(clients);
+        let mcp = {
+            let clients = Arc::clone(&clients);
+            move |c: usize| {
+                let clients = Arc::clone(&clients);
+                async move {
+                    let args = serde_json::json!({"path": "f.txt"});
+                    let r = clients[c]
+                        .call_tool(
+                            CallToolRequestParams::new("read_file")
+                                .with_arguments(args.as_object().cloned().unwrap()),
+                        )
+                        .await
+                        .unwrap();
+                    assert_ne!(r.is_error, Some(true));
+                }
+            }
+        };
+        // Warm both paths (connections, first audit file).
+        run(1, 100, exec.clone()).await;
+        run(1, 100, mcp.clone()).await;
+        for n in [1, 8] {
+            let (e50, e99, eps) = run(n, CALLS, exec.clone()).await;
+            let (m50, m99, mps) = run(n, CALLS, mcp.clone()).await;
+            println!(
+                "bridge, {n} client(s), read_file 4 KiB: POST /exec p50 {e50:.0} µs p99 {e99:.0} µs {eps:.0}/s; MCP tools/call p50 {m50:.0} µs p99 {m99:.0} µs {mps:.0}/s; MCP/exec p50 {:.2}× (goal ≤ 1.5×)",
+                m50 / e50
+            );
+        }
+        stop.cancel();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    });
+}
