@@ -968,10 +968,7 @@ async fn tools(State(bridge): State<Arc<Bridge>>) -> Response {
                     "name": t.name,
                     "origin": t.origin,
                     "tabId": t.tab_id,
-                    "description": crate::format::untrusted_block(
-                        &format!("{} tool {}", t.origin, t.tool),
-                        &format!("{}: {}", t.title.as_deref().unwrap_or(&t.tool), t.description),
-                    ),
+                    "description": t.described(),
                     "inputSchema": t.input_schema,
                 })
             })
