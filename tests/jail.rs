@@ -311,9 +311,22 @@ fn swapping_a_directory_for_a_symlink_never_escapes() {
         let d = f.root.join("d");
         let real = f.root.join("d_real");
         let target = f.base().join("outside/d");
+        let aside = f.root.clone();
         std::thread::spawn(move || {
             let mut swaps = 0u32;
+            let mut kept = 0u32;
             while !stop.load(Ordering::Relaxed) {
+                // A write_file that ran while `d` was away made a new `d` (it creates folders),
+                // so the original could not come back: put that one aside and go on swapping,
+                // or the swapper would stall for the rest of the test.
+                if real.exists() {
+                    let _ = std::fs::remove_file(&d);
+                    if d.exists() {
+                        kept += 1;
+                        let _ = std::fs::rename(&d, aside.join(format!("made-while-away-{kept}")));
+                    }
+                    let _ = std::fs::rename(&real, &d);
+                }
                 // Leave each state in place for a moment, so calls meet both.
                 if std::fs::rename(&d, &real).is_ok() {
                     let _ = symlink(&target, &d);
