@@ -342,7 +342,14 @@ async function currentConnection(): Promise<ConnectionState | null> {
   return typeof got === "object" && got !== null ? (got as ConnectionState) : null;
 }
 
+/** Checks started, and the newest whose result was kept: checks overlap (saving the address,
+ * pairing, storage changes each start one), and one made with an old address or no key can
+ * finish last; only a check newer than the one already kept may replace it. */
+let checksStarted = 0;
+let checkKept = 0;
+
 async function checkHealth(): Promise<ConnectionState> {
+  const mine = ++checksStarted;
   const c = await client();
   const h = await c.health();
   const now = Date.now();
@@ -362,6 +369,8 @@ async function checkHealth(): Promise<ConnectionState> {
     const pending = typeof h.value.pending === "number" && Number.isInteger(h.value.pending) && h.value.pending >= 0 ? h.value.pending : 0;
     state = { kind: "connected", port, dir: h.value.dir, sandbox: h.value.sandbox ?? null, mode: h.value.mode ?? null, version: h.value.version, checkedAt: now, pending };
   }
+  if (mine < checkKept) return state;
+  checkKept = mine;
   await kv.set({ connection: state });
   // no key yet and the native host is there: ask ground-link for one (it asks the person)
   if (state.kind === "notPaired" && native.link.connected) void native.pairNow(false);

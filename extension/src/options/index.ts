@@ -6,7 +6,7 @@
 import { ADAPTERS, SITE_IDS, optionalHosts, validateOverrides, type AdapterOverrides } from "../shared/adapters";
 import { t } from "../shared/i18n";
 import { applyPack, checkPack, exportPack, sitesNeedingPageCheck, type AdapterPack } from "../shared/packs";
-import type { Reply, TabReply } from "../shared/protocol";
+import type { ConnectionState, Reply, TabReply } from "../shared/protocol";
 import { normaliseSettings, parseBridgeUrl, type Settings } from "../shared/settings";
 import { $, connectionLabel, localise, worker } from "../shared/ui";
 
@@ -227,6 +227,12 @@ document.addEventListener("DOMContentLoaded", () => {
   grokBox.addEventListener("change", () => void setGrokOnX(grokBox.checked));
   void load().then(render);
   void statusOf({ type: "status" }).then(showStatus);
+  // The worker checks the bridge on its own too (a retry after a check that met the old address,
+  // the bridge coming back): whatever it found last is shown, so the state never stays stale.
+  chrome.storage.onChanged.addListener((changes, area) => {
+    const next = changes.connection?.newValue as ConnectionState | undefined;
+    if (area === "local" && next && typeof next === "object") showStatus({ type: "status", connection: next, paused: false });
+  });
   $("save").addEventListener("click", () => void save());
   $("pair").addEventListener("click", () => {
     const input = $("token") as HTMLInputElement;
