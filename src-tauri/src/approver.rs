@@ -188,6 +188,31 @@ impl DialogApprover {
     }
 }
 
+impl DialogApprover {
+    /// Queues `view` behind the questions already waiting and waits for its answer; `None`
+    /// when the dialog went away first. A caller that gives up (the future dropped) takes the
+    /// question off the dialog.
+    async fn wait_for(&self, view: ApprovalView, scopes: Vec<Scope>) -> Option<ApprovalAnswer> {
+        let (tx, rx) = oneshot::channel();
+        let call_id = view.call_id.clone();
+        self.queue
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push_back(Waiting {
+                view,
+                scopes,
+                tx,
+                arrived: Instant::now(),
+            });
+        let _forget = Forget {
+            approver: self,
+            call_id,
+        };
+        self.refresh();
+        rx.await.ok()
+    }
+}
+
 /// Removes a question from the queue when its future is dropped (timeout, cancel, shutdown).
 struct Forget<'a> {
     approver: &'a DialogApprover,
@@ -203,23 +228,12 @@ impl Drop for Forget<'_> {
 #[async_trait]
 impl Approver for DialogApprover {
     async fn ask(&self, request: ApprovalRequest) -> ApprovalAnswer {
-        let (tx, rx) = oneshot::channel();
-        let call_id = request.call_id.clone();
-        {
-            let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
-            q.push_back(Waiting {
-                view: ApprovalView::new(&request, unix_ms()),
-                scopes: request.scopes.clone(),
-                tx,
-                arrived: Instant::now(),
-            });
-        }
-        let _forget = Forget {
-            approver: self,
-            call_id,
-        };
-        self.refresh();
-        rx.await.unwrap_or(ApprovalAnswer::Deny {
+        self.wait_for(
+            ApprovalView::new(&request, unix_ms()),
+            request.scopes.clone(),
+        )
+        .await
+        .unwrap_or(ApprovalAnswer::Deny {
             reason: Some("the approval dialog went away before anyone answered".to_string()),
         })
     }
@@ -232,39 +246,20 @@ impl Approver for DialogApprover {
     /// once for this question) pairs; Refuse, Escape, closing the window or the caller's
     /// timeout refuse.
     async fn ask_pairing(&self, origin: &str, timeout: Duration) -> Result<(), String> {
-        let (tx, rx) = oneshot::channel();
         let call_id = format!(
             "pair-{}",
             PAIRINGS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
         );
-        {
-            let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
-            q.push_back(Waiting {
-                view: ApprovalView::pairing(
-                    call_id.clone(),
-                    origin,
-                    timeout.as_millis() as u64,
-                    unix_ms(),
-                ),
-                scopes: vec![Scope::Once],
-                tx,
-                arrived: Instant::now(),
-            });
-        }
-        let _forget = Forget {
-            approver: self,
-            call_id,
-        };
-        self.refresh();
-        match rx.await {
-            Ok(ApprovalAnswer::Allow { .. }) => Ok(()),
-            Ok(ApprovalAnswer::Deny { reason: Some(r) }) => {
+        let view = ApprovalView::pairing(call_id, origin, timeout.as_millis() as u64, unix_ms());
+        match self.wait_for(view, vec![Scope::Once]).await {
+            Some(ApprovalAnswer::Allow { .. }) => Ok(()),
+            Some(ApprovalAnswer::Deny { reason: Some(r) }) => {
                 Err(format!("the person refused to pair this extension: {r}"))
             }
-            Ok(ApprovalAnswer::Deny { reason: None }) => {
+            Some(ApprovalAnswer::Deny { reason: None }) => {
                 Err("the person refused to pair this extension".to_string())
             }
-            Err(_) => Err("the approval dialog went away before anyone answered".to_string()),
+            None => Err("the approval dialog went away before anyone answered".to_string()),
         }
     }
 }
