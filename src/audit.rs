@@ -98,6 +98,12 @@ pub struct AuditEntry {
     pub session: Option<String>,
     pub call_id: String,
     pub tool: String,
+    /// The page's origin, for page-tool calls the side panel reports (`source: panel`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
+    /// The tab's URL when the call ran, for the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
     pub args: Value,
     pub decision: Option<Decision>,
     /// The approver's answer: `"allow once"`, `"allow session"`, `"deny: <reason>"`,
@@ -123,6 +129,11 @@ struct LineOut<'a> {
     session: &'a Option<String>,
     call_id: &'a str,
     tool: &'a str,
+    // Absent unless set, like `client`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    origin: &'a Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    url: &'a Option<String>,
     args: &'a Value,
     decision: &'a Option<Decision>,
     answer: &'a Option<String>,
@@ -563,6 +574,8 @@ fn build_line(entry: &AuditEntry, now: &str, prev: &str) -> Result<Line, AuditEr
         session: &entry.session,
         call_id: &entry.call_id,
         tool: &entry.tool,
+        origin: &entry.origin,
+        url: &entry.url,
         args: &entry.args,
         decision: &entry.decision,
         answer: &entry.answer,
@@ -619,6 +632,12 @@ fn compact_entry(entry: &AuditEntry) -> AuditEntry {
     compact.tool = compact.tool.chars().take(100).collect();
     if let Some(sn) = &mut compact.session {
         *sn = sn.chars().take(200).collect();
+    }
+    if let Some(u) = &mut compact.url {
+        *u = u.chars().take(300).collect();
+    }
+    if let Some(o) = &mut compact.origin {
+        *o = o.chars().take(200).collect();
     }
     compact
 }

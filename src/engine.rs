@@ -679,6 +679,8 @@ impl Engine {
                 session: req.session.clone(),
                 call_id: call_id.clone(),
                 tool: name.clone(),
+                origin: None,
+                url: None,
                 args: summarize_args(&req.args),
                 decision: decision.clone(),
                 answer: record.answer,

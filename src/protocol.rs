@@ -257,6 +257,10 @@ pub enum Source {
     Bridge,
     Clipboard,
     Mcp,
+    // The extension's side panel, reporting a page-tool call it ran itself (the engine decided
+    // nothing: the line records what the panel and the person did). `//`, not `///`: a doc on
+    // one variant turns the generated TS union into an object list.
+    Panel,
 }
 
 #[derive(

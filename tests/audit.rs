@@ -61,6 +61,8 @@ fn entry(id: &str) -> AuditEntry {
         session: Some("chat-1".into()),
         call_id: id.to_string(),
         tool: "exec_cmd".into(),
+        origin: None,
+        url: None,
         args: summarize_args(&args),
         decision: None,
         answer: Some("allow once".into()),

@@ -18,6 +18,7 @@ mod jail;
 mod mcp;
 mod native;
 mod oracle;
+mod panel;
 mod parser;
 mod protect;
 mod reply;

@@ -139,6 +139,8 @@ mod tests {
             session: Some(session.into()),
             call_id: format!("c-{tool}"),
             tool: tool.into(),
+            origin: None,
+            url: None,
             args: serde_json::json!({"path": "src/main.rs"}),
             decision: None,
             answer: Some("deny: not today".into()),

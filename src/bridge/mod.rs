@@ -19,6 +19,7 @@ pub mod browser;
 pub mod clients;
 mod mcp;
 pub mod native;
+pub mod panel;
 pub mod relay;
 pub mod sign;
 pub mod token;
@@ -375,6 +376,7 @@ pub fn router(bridge: Arc<Bridge>) -> Router {
         .route("/prompt", get(prompt))
         .route("/events", get(events))
         .route("/adapter-health", axum::routing::post(adapter_health))
+        .route("/panel-calls", axum::routing::post(panel_calls))
         .nest_service("/mcp", mcp::service(Arc::clone(&bridge)))
         .fallback(not_found)
         .layer(DefaultBodyLimit::disable())
@@ -749,6 +751,36 @@ async fn adapter_health(State(bridge): State<Arc<Bridge>>, body: axum::body::Byt
     }
     axum::Json(wire::AdapterProblems {
         adapters: bridge.adapter_problems(),
+    })
+    .into_response()
+}
+
+/// `POST /panel-calls` (the guard already required the pairing key, as for `/exec`): one audit
+/// line for a page-tool call the side panel ran itself. The line is appended before the answer,
+/// and a report that does not check out writes nothing.
+async fn panel_calls(State(bridge): State<Arc<Bridge>>, body: Bytes) -> Response {
+    let entry = match panel::entry_from_body(&body) {
+        Ok(e) => e,
+        Err(e @ panel::ReportError::TooLarge(_)) => {
+            return error(StatusCode::PAYLOAD_TOO_LARGE, e.to_string());
+        }
+        Err(e) => return error(StatusCode::BAD_REQUEST, e.to_string()),
+    };
+    let Some(audit) = bridge.engine.audit() else {
+        return error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "this bridge keeps no audit log, so the panel call was not recorded",
+        );
+    };
+    if let Err(e) = audit.append(&entry) {
+        tracing::error!("audit log append failed for a panel call: {e}");
+        return error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("the panel call was not recorded: {e}"),
+        );
+    }
+    axum::Json(wire::PanelCallAudited {
+        call_id: entry.call_id,
     })
     .into_response()
 }

@@ -551,6 +551,8 @@ async fn pair(bridge: &Arc<Bridge>) -> Vec<u8> {
                     .map_or(0, |d| d.as_millis())
             ),
             tool: "pair".to_string(),
+            origin: None,
+            url: None,
             args: serde_json::json!({"origin": origin}),
             decision: None,
             answer: Some(answered),

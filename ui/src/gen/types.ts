@@ -354,7 +354,7 @@ export type ShownBlock = {
 };
 
 /** Where a call came from; recorded in the audit log and shown in the approval dialog. */
-export type Source = "cli" | "bridge" | "clipboard" | "mcp";
+export type Source = "cli" | "bridge" | "clipboard" | "mcp" | "panel";
 
 /** The state the tray and the settings window show. */
 export type StatusView = {

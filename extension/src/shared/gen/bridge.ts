@@ -123,6 +123,44 @@ export type Health = {
 /** The rule layers of DESIGN §5.3, strictest first. */
 export type Layer = "managed" | "global" | "project" | "session";
 
+/** The answer to `POST /panel-calls`: the line is in the audit log file by now. */
+export type PanelCallAudited = {
+  callId: string;
+};
+
+/**
+ * `POST /panel-calls` (signed, like `/exec`): one page-tool call the extension's side panel ran
+ * itself, reported once it ended so the audit log holds it too (DESIGN §12). The engine decided
+ * nothing here; the line records what the panel and the person did.
+ */
+export type PanelCallReport = {
+  /** The arguments as the tool got them; long strings are summarised with a hash in the log. */
+  args: Record<string, unknown>;
+  /** The panel's own id for the call (letters, digits, `_.:-`; at most 128). */
+  callId: string;
+  decision: PanelDecision;
+  durationMs: number;
+  /** What went wrong, for a call that did not succeed (at most 1000 characters). */
+  error?: string | null;
+  /** The origin of the frame that offers the tool, e.g. `http://127.0.0.1:8080`. */
+  origin: string;
+  /** Size of the page's result before the panel cut it. */
+  outputBytes: number;
+  /** The panel's conversation id. */
+  session?: string | null;
+  /** How it ended: `success`, `error`, `denied` (the person refused) or `timeout`. */
+  status: CallStatus;
+  /** The page tool's name as the page registered it. */
+  tool: string;
+  /** The tab's URL when the call ran (at most 2048 characters). */
+  url?: string | null;
+  /** Why the panel asked or did not ask, e.g. "read-only" (at most 200 characters). */
+  why?: string | null;
+};
+
+/** Who let a panel call run, or why it did not. */
+export type PanelDecision = "confirmed" | "autoRun" | "byHand" | "refused" | "failed";
+
 /**
  * `202` from `POST /exec`, `GET /calls/{id}` and `DELETE /calls/{id}`: the call is not over;
  * long-poll `GET /calls/{callId}`.
