@@ -351,3 +351,19 @@ export async function clickShadowButton(page: Page, hostName: string, hostIndex:
     await cdp.detach().catch(() => undefined);
   }
 }
+
+/** Side panel: the DeepSeek preset with `key`, saved the way a person does in the chat settings. */
+export async function configurePanelAgent(panel: Page, key: string): Promise<void> {
+  await panel.click('nav [data-view="chat"]');
+  await panel.evaluate(() => {
+    (document.getElementById("agentSettings") as HTMLDetailsElement).open = true;
+    (document.getElementById("agentSaved") as HTMLElement).textContent = "";
+  });
+  await panel.selectOption("#provider", "deepseek");
+  await panel.fill("#apiKey", key);
+  await panel.click("#agentSave");
+  await panel.waitForSelector("#agentSaved:text('Saved.')");
+}
+
+/** Side panel: how many agent turns have ended. */
+export const panelTurnsDone = (panel: Page): Promise<number> => panel.getAttribute("#chat", "data-turns").then((v) => Number(v ?? "0"));

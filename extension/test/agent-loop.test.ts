@@ -7,6 +7,8 @@ import { AgentSession, type AgentOut } from "../src/background/agent";
 import { MemoryKV } from "../src/shared/store";
 import { defaultAgentSettings } from "../src/shared/providers";
 import type { PageTool } from "../src/shared/webmcp";
+import type { PanelCallReport } from "../src/shared/panel-audit";
+import { readLog } from "../src/shared/oplog";
 
 const tool = (name: string, annotations: PageTool["annotations"] = {}): PageTool => ({ name, title: "", description: `${name} tool`, inputSchema: { type: "object", properties: {} }, annotations, origin: "http://127.0.0.1:9", source: "polyfill" });
 const TOOLS = [tool("read_it", { readOnlyHint: true }), tool("change_it"), tool("buy_it", { readOnlyHint: true, consequentialHint: true })];
@@ -126,5 +128,49 @@ describe("the agent loop", () => {
     const out = await turn("auto", () => true, null);
     expect(out.find((m) => m.type === "error")).toEqual({ type: "error", message: "no API key for DeepSeek; enter it in the panel's model settings" });
     expect(requests).toEqual([]);
+  });
+
+  it("reports each call that reached a page tool to the auditor, and the log says whether it was audited", async () => {
+    script = [() => calls([["read_it", "{}"], ["change_it", '{"x":1}'], ["buy_it", "{}"], ["change_it", '{"x": 1'], ["nope", "{}"]]), () => answer("ok")];
+    const kv = new MemoryKV();
+    await kv.set({ agentSettings: { ...defaultAgentSettings(), mode: "confirm" }, providerKeys: { deepseek: "sk-x" } });
+    const reports: PanelCallReport[] = [];
+    // the bridge takes the first two and is gone for the rest: the turn goes on regardless
+    const auditor = async (r: PanelCallReport) => (reports.push(r), reports.length <= 2 ? { ok: true as const } : { ok: false as const, reason: "nothing is listening there" });
+    await new Promise<void>((resolve) => {
+      const session: AgentSession = new AgentSession(
+        kv,
+        (m) => {
+          if (m.type === "toolCall" && m.confirm) setTimeout(() => session.onMessage({ type: "confirm", id: m.id, allow: m.tool === "change_it" }), 0);
+          if (m.type === "turnDone") resolve();
+        },
+        auditor,
+      );
+      session.onMessage({ type: "run", tabId: 1, text: "go", history: [], conversation: "panel:t1" });
+    });
+    expect(reports.map((r) => [r.tool, r.decision, r.status])).toEqual([
+      ["read_it", "autoRun", "success"],
+      ["change_it", "confirmed", "success"],
+      ["buy_it", "refused", "denied"],
+      ["change_it", "failed", "error"],
+    ]);
+    expect(reports.every((r) => r.session === "panel:t1" && r.origin === "http://127.0.0.1:9")).toBe(true);
+    expect(reports[1]).toMatchObject({ args: { x: 1 }, outputBytes: 9, why: "not marked read-only" });
+    const log = await readLog(kv);
+    expect(log.map((e) => e.audit)).toEqual(["audited", "audited", "not audited: nothing is listening there", "not audited: nothing is listening there", undefined]);
+    expect(toolMessages().length).toBe(5);
+  });
+
+  it("without a pairing nothing is reported and the log says nothing about auditing", async () => {
+    script = [() => calls([["read_it", "{}"]]), () => answer("ok")];
+    const kv = new MemoryKV();
+    await kv.set({ agentSettings: defaultAgentSettings(), providerKeys: { deepseek: "sk-x" } });
+    await new Promise<void>((resolve) => {
+      const session = new AgentSession(kv, (m) => m.type === "turnDone" && resolve(), async () => undefined);
+      session.onMessage({ type: "run", tabId: 1, text: "go", history: [] });
+    });
+    const log = await readLog(kv);
+    expect(log.length).toBe(1);
+    expect("audit" in log[0]!).toBe(false);
   });
 });

@@ -3,7 +3,7 @@
 // that waits for the person's confirmation and changes the page, the key kept where neither the
 // page nor a content script can read it, and the errors a person sees.
 import { expect, test, type Page } from "@playwright/test";
-import { EXT_ID, launch, waitFor, type Env } from "../harness";
+import { configurePanelAgent, EXT_ID, launch, panelTurnsDone, waitFor, type Env } from "../harness";
 import { startWebmcpSite, type WebmcpSite } from "../webmcp-site";
 import { GOOD_KEY, startFakeProvider, type FakeProvider } from "../fake-provider";
 import { removeTempDirs } from "../tmp";
@@ -33,17 +33,6 @@ async function start(native: boolean): Promise<{ page: Page; panel: Page; tabId:
   return { page, panel, tabId };
 }
 
-async function configure(panel: Page, key: string): Promise<void> {
-  await panel.click('nav [data-view="chat"]');
-  await panel.evaluate(() => {
-    (document.getElementById("agentSettings") as HTMLDetailsElement).open = true;
-    (document.getElementById("agentSaved") as HTMLElement).textContent = "";
-  });
-  await panel.selectOption("#provider", "deepseek");
-  await panel.fill("#apiKey", key);
-  await panel.click("#agentSave");
-  await panel.waitForSelector("#agentSaved:text('Saved.')");
-}
 
 async function say(panel: Page, text: string): Promise<void> {
   const before = Number((await panel.getAttribute("#chat", "data-turns")) ?? "0");
@@ -52,12 +41,11 @@ async function say(panel: Page, text: string): Promise<void> {
   return void (await waitFor("the turn to start", async () => !(await panel.isEnabled("#chatSend")) || Number((await panel.getAttribute("#chat", "data-turns")) ?? "0") > before, 5000));
 }
 
-const turnsDone = (panel: Page) => panel.getAttribute("#chat", "data-turns").then((v) => Number(v ?? "0"));
 
 for (const native of [false, true]) {
   test(`${native ? "native" : "polyfill"}: a full agent turn — streamed tool call, confirmation, the page changes, the answer`, async () => {
     const { page, panel } = await start(native);
-    await configure(panel, GOOD_KEY);
+    await configurePanelAgent(panel, GOOD_KEY);
     expect(await panel.textContent("#keyState")).toBe("A key is set.");
     expect(await panel.inputValue("#apiKey")).toBe("");
 
@@ -69,7 +57,7 @@ for (const native of [false, true]) {
     expect(await page.textContent("#status")).toBe("idle");
     await panel.click('.call[data-tool="set_status"] button.allow');
     await waitFor("the page to change", async () => (await page.textContent("#status")) === "set by the model");
-    await waitFor("the turn to end", async () => (await turnsDone(panel)) === 1);
+    await waitFor("the turn to end", async () => (await panelTurnsDone(panel)) === 1);
     expect(await panel.$eval(".call", (e) => (e as HTMLElement).dataset.state)).toBe("done");
     expect(await panel.textContent("#chat")).toContain("Done: the status now says what you asked.");
     expect(await panel.textContent("#chat .reasoning")).toBe("The person wants the status changed.");
@@ -98,18 +86,18 @@ for (const native of [false, true]) {
 
 test("a declined call goes back to the model as declined and the page stays as it was", async () => {
   const { page, panel } = await start(false);
-  await configure(panel, GOOD_KEY);
+  await configurePanelAgent(panel, GOOD_KEY);
   await say(panel, "Please set the status.");
   await panel.waitForSelector('.call[data-tool="set_status"][data-state="waiting"]');
   await panel.click('.call[data-tool="set_status"] button.deny');
-  await waitFor("the turn to end", async () => (await turnsDone(panel)) === 1);
+  await waitFor("the turn to end", async () => (await panelTurnsDone(panel)) === 1);
   expect(await page.textContent("#status")).toBe("idle");
   expect(provider.requests[1]?.body.messages.find((m) => m.role === "tool")?.content).toBe("error: the person declined this call");
 });
 
 test("the key: neither the page nor a content script can read it, and no message hands it out", async () => {
   const { page, panel } = await start(false);
-  await configure(panel, GOOD_KEY);
+  await configurePanelAgent(panel, GOOD_KEY);
   // the page world has no extension API at all
   expect(await page.evaluate(() => typeof (globalThis as { chrome?: { runtime?: unknown; storage?: unknown } }).chrome?.storage)).toBe("undefined");
   // the content script's own world (found through DevTools): storage.local is closed to it, and
@@ -137,19 +125,19 @@ test("the key: neither the page nor a content script can read it, and no message
 
 test("clear errors: a wrong key, a rate limit with its retry-after, an unreachable provider", async () => {
   const { panel } = await start(false);
-  await configure(panel, "sk-wrong");
+  await configurePanelAgent(panel, "sk-wrong");
   await say(panel, "hello");
-  await waitFor("the turn to end", async () => (await turnsDone(panel)) === 1);
+  await waitFor("the turn to end", async () => (await panelTurnsDone(panel)) === 1);
   expect(await panel.textContent('#chat [data-kind="error"]')).toContain("DeepSeek refused the API key (401: Authentication Fails, Your api key is invalid); check the key in the panel's settings");
-  await configure(panel, GOOD_KEY);
+  await configurePanelAgent(panel, GOOD_KEY);
   provider.mode = "rateLimit";
   await say(panel, "hello again");
-  await waitFor("the turn to end", async () => (await turnsDone(panel)) === 2);
+  await waitFor("the turn to end", async () => (await panelTurnsDone(panel)) === 2);
   expect(await panel.$$eval('#chat [data-kind="error"]', (els) => els.map((e) => e.textContent).join("\n"))).toContain("DeepSeek is rate-limiting this key (429) — retry after 17 s: Rate limit reached");
   // the provider gone: unreachable, named with its address
   await provider.close();
   await say(panel, "are you there?");
-  await waitFor("the turn to end", async () => (await turnsDone(panel)) === 3);
+  await waitFor("the turn to end", async () => (await panelTurnsDone(panel)) === 3);
   expect(await panel.$$eval('#chat [data-kind="error"]', (els) => els.map((e) => e.textContent).join("\n"))).toMatch(/could not reach DeepSeek at https:\/\/api\.deepseek\.com \(.*\); check the base URL and the connection/);
 });
 
@@ -162,9 +150,9 @@ test("a page without tools: the model answers without them, and the panel says s
   const tabId = await env.sw.evaluate(async (u) => (await chrome.tabs.query({ url: u }))[0]?.id ?? -1, `${site.origin}/blank.html`);
   const panel = await env.ctx.newPage();
   await panel.goto(`chrome-extension://${EXT_ID}/panel/panel.html?tabId=${tabId}`);
-  await configure(panel, GOOD_KEY);
+  await configurePanelAgent(panel, GOOD_KEY);
   await say(panel, "hello");
-  await waitFor("the turn to end", async () => (await turnsDone(panel)) === 1);
+  await waitFor("the turn to end", async () => (await panelTurnsDone(panel)) === 1);
   expect(await panel.textContent("#chat")).toContain("this page offers no tools; the model answers without them");
   expect(provider.requests[0]?.body.tools).toBeUndefined();
 });

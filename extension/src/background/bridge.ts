@@ -9,7 +9,7 @@
  */
 
 import { SseReader } from "../shared/decoders";
-import { SIGNING, TOOL_NAMES, type AdapterProblems, type AdapterReport } from "../shared/gen/bridge";
+import { SIGNING, TOOL_NAMES, type AdapterProblems, type AdapterReport, type PanelCallAudited, type PanelCallReport } from "../shared/gen/bridge";
 import type { BridgeEvent, CallRequest, CallResult, CallStatus, FailureKind, Health, Risk, ToolName } from "../shared/protocol";
 import { answerMac, eventMac, importKey, same, sha256Hex, signRequest } from "./sign";
 
@@ -41,6 +41,11 @@ export class BridgeClient {
   ) {
     // The raw key stays here: requests carry only MACs made with it (DESIGN §6).
     this.key = token ? importKey(token) : null;
+  }
+
+  /** Whether there is a pairing key to sign with (requests that need one are not sent without). */
+  get paired(): boolean {
+    return this.key !== null;
   }
 
   get port(): number {
@@ -165,6 +170,21 @@ export class BridgeClient {
       return { ok: false, kind: "http", status: r.value.status, message: `POST /adapter-health failed (HTTP ${r.value.status}${errorSuffix(body)})` };
     }
     return { ok: true, value: body as unknown as AdapterProblems };
+  }
+
+  /**
+   * `POST /panel-calls`: one finished side-panel call for the audit log (DESIGN §12). The bridge
+   * answers 200 only once the line is written; anything else says why it was not. One attempt:
+   * the panel shows the reason instead of retrying.
+   */
+  async reportPanelCall(report: PanelCallReport): Promise<BridgeOutcome<PanelCallAudited>> {
+    const r = await this.request("POST", "/panel-calls", report, SHORT_TIMEOUT_MS);
+    if (!r.ok) return r;
+    const body = readJson(r.value);
+    if (r.value.status !== 200 || !isRecord(body) || body.callId !== report.callId) {
+      return { ok: false, kind: r.value.status === 400 || r.value.status === 413 ? "bad" : "http", status: r.value.status, message: `POST /panel-calls failed (HTTP ${r.value.status}${errorSuffix(body)})` };
+    }
+    return { ok: true, value: { callId: report.callId } };
   }
 
   /** `GET /prompt?lang=…`: the instruction text, served as text/plain. */

@@ -20,6 +20,7 @@ import { chromeLocal, type KV } from "../shared/store";
 import { HealthRelay } from "../shared/healthrelay";
 import { skillsForUrl } from "../shared/skill-store";
 import { AGENT_PORT, AgentSession, type AgentIn } from "./agent";
+import { auditLabel, type AuditMark, type PanelCallReport } from "../shared/panel-audit";
 import { keysSet, writeKey } from "./keys";
 import { dropFrame, dropTab, originPattern, storeFrameReport, syncPageToolScripts } from "./page-tools";
 import { startNative } from "./native-wire";
@@ -78,13 +79,17 @@ chrome.runtime.onConnect.addListener((port) => {
   if (port.name === AGENT_PORT) {
     // the agent answers only the extension's own panel: a content script's port is closed at once
     if (!port.sender || !fromExtensionPage(port.sender)) return port.disconnect();
-    const session = new AgentSession(kv, (m) => {
-      try {
-        port.postMessage(m);
-      } catch {
-        // the panel went away mid-turn
-      }
-    });
+    const session = new AgentSession(
+      kv,
+      (m) => {
+        try {
+          port.postMessage(m);
+        } catch {
+          // the panel went away mid-turn
+        }
+      },
+      auditPanelCall,
+    );
     port.onMessage.addListener((m: AgentIn) => session.onMessage(m));
     port.onDisconnect.addListener(() => session.close());
     return;
@@ -151,7 +156,7 @@ function isRequest(m: unknown): m is Request {
 }
 
 function isUiRequest(m: Request): m is UiRequest {
-  return ["pair", "pairNative", "unpair", "checkNow", "setPaused", "setBridgeUrl", "tabHealth", "enablePageTools", "setProviderKey", "keyStatus"].includes(m.type);
+  return ["pair", "pairNative", "unpair", "checkNow", "setPaused", "setBridgeUrl", "tabHealth", "enablePageTools", "setProviderKey", "keyStatus", "auditPanelCall"].includes(m.type);
 }
 
 function fromExtensionPage(sender: chrome.runtime.MessageSender): boolean {
@@ -168,6 +173,18 @@ async function client(): Promise<BridgeClient> {
   const settings = normaliseSettings(got.settings);
   const token = typeof got.token === "string" && got.token !== "" ? got.token : null;
   return new BridgeClient(settings.bridgeUrl, token);
+}
+
+/**
+ * One finished side-panel call to the paired bridge's audit log (DESIGN §12). Not paired:
+ * nothing is sent and nothing is said. One attempt; what went wrong goes to the panel's
+ * operation log instead of a retry.
+ */
+async function auditPanelCall(report: PanelCallReport): Promise<AuditMark | undefined> {
+  const c = await client();
+  if (!c.paired) return undefined;
+  const r = await c.reportPanelCall(report);
+  return r.ok ? { ok: true } : { ok: false, reason: r.message };
 }
 
 async function isPaused(): Promise<boolean> {
@@ -228,6 +245,10 @@ async function handle(msg: Request, sender: chrome.runtime.MessageSender): Promi
     }
     case "keyStatus":
       return { type: "keyStatus", set: await keysSet(kv) };
+    case "auditPanelCall": {
+      const mark = await auditPanelCall(msg.report);
+      return { type: "audited", audit: auditLabel(mark) ?? null };
+    }
     case "enablePageTools": {
       const pattern = originPattern(msg.origin);
       if (!pattern) return { type: "failed", kind: "bad", message: `page tools work on http(s) sites, not on ${msg.origin}` };

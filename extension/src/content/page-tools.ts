@@ -209,7 +209,11 @@ export class FrameTools {
     if (typeof input !== "object" || input === null || Array.isArray(input)) return { ok: false, error: "the input must be a JSON object", ms: 0 };
     const ac = new AbortController();
     this.running.set(callId, ac);
-    const timer = setTimeout(() => ac.abort(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      ac.abort(new Error(`timed out after ${timeoutMs} ms`));
+    }, timeoutMs);
     try {
       const aborted = new Promise<never>((_, rej) =>
         ac.signal.addEventListener("abort", () => rej(ac.signal.reason instanceof Error ? ac.signal.reason : new Error("cancelled")), { once: true }),
@@ -224,7 +228,8 @@ export class FrameTools {
       return { ok: true, result: capped.result, truncated: capped.truncated, bytes: capped.bytes, ms: ms() };
     } catch (e) {
       const msg = e instanceof Error ? e.message : String(e);
-      return { ok: false, error: ac.signal.aborted && ac.signal.reason instanceof Error ? ac.signal.reason.message : msg, ms: ms() };
+      const error = ac.signal.aborted && ac.signal.reason instanceof Error ? ac.signal.reason.message : msg;
+      return timedOut ? { ok: false, error, ms: ms(), timedOut } : { ok: false, error, ms: ms() };
     } finally {
       clearTimeout(timer);
       this.running.delete(callId);

@@ -13,6 +13,8 @@ import type { AgentIn, AgentOut } from "../background/agent";
 
 const AGENT_PORT = "ground-link-agent";
 let history: ChatMessage[] = [];
+/** This chat's id: the session of its calls in the bridge's audit log. */
+const conversation = `panel:${crypto.randomUUID()}`;
 let port: chrome.runtime.Port | null = null;
 let current: { text: HTMLElement; reasoning: HTMLElement } | null = null;
 
@@ -193,7 +195,7 @@ export function setupChat(currentTab: () => number | null): void {
     current = { reasoning: el("msg reasoning"), text: el("msg assistant") };
     ($("chatSend") as HTMLButtonElement).disabled = true;
     ($("chatStop") as HTMLButtonElement).disabled = false;
-    send({ type: "run", tabId, text, history });
+    send({ type: "run", tabId, text, history, conversation });
   });
   $("chatStop").addEventListener("click", () => send({ type: "stop" }));
 }

@@ -11,6 +11,7 @@ import { t } from "../shared/i18n";
 import { $, localise, worker } from "../shared/ui";
 import { chromeLocal } from "../shared/store";
 import { appendLog, clearLog, readLog } from "../shared/oplog";
+import { buildPanelReport } from "../shared/panel-audit";
 import { loadSkills, putSkill, saveSkills } from "../shared/skill-store";
 import { validateSkill } from "../shared/skills";
 import { delimitUntrusted, DEFAULT_CALL_TIMEOUT_MS, type FrameReport, type PageTool } from "../shared/webmcp";
@@ -173,7 +174,11 @@ async function callSelected(): Promise<void> {
     $("callResult").textContent = "";
     $("callDelimited").textContent = "";
   }
-  await appendLog(kv, { at: Date.now(), by: "hand", tabId, frameId, origin: tool.origin, tool: tool.name, source: tool.source, input: parsed.value, outcome });
+  // the worker sends it to the paired bridge's audit log (this page never talks to the bridge)
+  const report = buildPanelReport({ callId, tool: tool.name, origin: tool.origin, url: tabUrl, args: parsed.value, decision: "byHand", outcome, durationMs: roundTrip });
+  const audited = await worker({ type: "auditPanelCall", report });
+  const audit = audited.type === "audited" ? audited.audit : `not audited: ${audited.type === "failed" ? audited.message : "no answer from the service worker"}`;
+  await appendLog(kv, { at: Date.now(), by: "hand", tabId, frameId, origin: tool.origin, tool: tool.name, source: tool.source, input: parsed.value, outcome, ...(audit === null ? {} : { audit }) });
 }
 
 // ---- skills ----
@@ -269,8 +274,9 @@ async function renderLog(): Promise<void> {
     li.dataset.tool = e.tool;
     li.dataset.ok = String(e.outcome.ok);
     li.dataset.by = e.by;
+    if (e.audit !== undefined) li.dataset.audit = e.audit;
     const head = document.createElement("div");
-    head.textContent = `${new Date(e.at).toLocaleTimeString()} · ${e.tool} · ${e.origin} · ${e.source} · ${e.by} · ${e.outcome.ok ? `ok ${e.outcome.ms} ms` : `failed: ${e.outcome.error}`}`;
+    head.textContent = `${new Date(e.at).toLocaleTimeString()} · ${e.tool} · ${e.origin} · ${e.source} · ${e.by} · ${e.outcome.ok ? `ok ${e.outcome.ms} ms` : `failed: ${e.outcome.error}`}${e.audit === undefined ? "" : ` · ${e.audit}`}`;
     const body = document.createElement("pre");
     body.textContent = `${JSON.stringify(e.input)}\n→ ${e.outcome.ok ? (e.outcome.result ?? "null") : e.outcome.error}`;
     li.append(head, body);

@@ -21,6 +21,8 @@ export interface OpLogEntry {
   source: ToolSource;
   input: unknown;
   outcome: CallOutcome;
+  /** The panel's own calls while paired: "audited", or "not audited: <why>" (DESIGN §12). */
+  audit?: string;
 }
 
 export async function readLog(kv: KV): Promise<OpLogEntry[]> {

@@ -79,7 +79,9 @@ export type UiRequest =
   | { type: "enablePageTools"; origin: string; tabId: number }
   /** Side panel: store (or, with "", forget) a provider's API key; it is never read back. */
   | { type: "setProviderKey"; provider: import("./providers").ProviderId; key: string }
-  | { type: "keyStatus" };
+  | { type: "keyStatus" }
+  /** Side panel: a call made by hand in the inspector has ended; audit it when paired. */
+  | { type: "auditPanelCall"; report: import("./gen/bridge").PanelCallReport };
 
 export type Request = ContentRequest | UiRequest;
 
@@ -97,6 +99,8 @@ export type Reply =
   | { type: "health"; report: HealthReport | null }
   | { type: "skills"; skills: import("./skills").Skill[] }
   | { type: "keyStatus"; set: Record<string, boolean> }
+  /** `audit`: "audited", "not audited: <why>", or null when not paired (nothing was sent). */
+  | { type: "audited"; audit: string | null }
   | { type: "ok" };
 
 /** What a content script may know of the settings: everything but secrets (there are none in Settings). */

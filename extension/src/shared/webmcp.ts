@@ -70,7 +70,8 @@ export interface SkillStatus {
 /** One call's outcome as the content script returns it. */
 export type CallOutcome =
   | { ok: true; result: string | null; truncated: boolean; bytes: number; ms: number }
-  | { ok: false; error: string; ms: number };
+  /** `timedOut`: the call's deadline ended it (the audit log says timeout, not error). */
+  | { ok: false; error: string; ms: number; timedOut?: boolean };
 
 /** Control characters other than tab and newline: they hide text from a person reading the panel. */
 // eslint-disable-next-line no-control-regex
