@@ -13,6 +13,7 @@ use ground_link::protocol::ApprovalMode;
 
 use crate::approver::DialogSurface;
 use crate::commands::{ClientAdded, ClientView, PairedExtension, PairingView, SettingsView};
+use crate::error::{CommandError, CommandErrorKind};
 use crate::host::Host;
 use crate::secret::{self, SecretStore};
 use crate::settings::{AppSettings, STORE_FILE, STORE_KEY};
@@ -92,12 +93,13 @@ impl App {
         lock(&self.settings).clone()
     }
 
-    pub fn engine(&self) -> Result<Arc<Engine>, String> {
+    pub fn engine(&self) -> Result<Arc<Engine>, CommandError> {
         self.host.engine().ok_or_else(|| {
-            self.host
-                .status()
-                .problem
-                .unwrap_or_else(|| "ground-link is paused; resume it from the tray".to_string())
+            let why =
+                self.host.status().problem.unwrap_or_else(|| {
+                    "ground-link is paused; resume it from the tray".to_string()
+                });
+            CommandError::new(CommandErrorKind::NotRunning, why)
         })
     }
 
@@ -133,7 +135,7 @@ impl App {
     }
 
     /// Persist and apply new settings (the bridge restarts when the core changed).
-    pub async fn save_settings(&self, new: AppSettings) -> Result<SettingsView, String> {
+    pub async fn save_settings(&self, new: AppSettings) -> Result<SettingsView, CommandError> {
         new.validate()?;
         let _one = self.changing.lock().await;
         let old = self.settings();
@@ -155,20 +157,21 @@ impl App {
             Some(engine) if new.root == old.root && new.core == live => {
                 engine.set_mode(new.core.mode);
             }
-            _ => self.host.apply(&new).await.map_err(|e| e.to_string())?,
+            _ => self.host.apply(&new).await?,
         }
         Ok(self.settings_view())
     }
 
-    fn persist(&self, s: &AppSettings) -> Result<(), String> {
-        let store = self.handle.store(STORE_FILE).map_err(|e| e.to_string())?;
+    fn persist(&self, s: &AppSettings) -> Result<(), CommandError> {
+        let not_saved = |e: &dyn std::fmt::Display| {
+            CommandError::io(format!("the settings could not be saved: {e}"))
+        };
+        let store = self.handle.store(STORE_FILE).map_err(|e| not_saved(&e))?;
         store.set(
             STORE_KEY,
-            serde_json::to_value(s).map_err(|e| e.to_string())?,
+            serde_json::to_value(s).map_err(|e| not_saved(&e))?,
         );
-        store
-            .save()
-            .map_err(|e| format!("the settings could not be saved: {e}"))
+        store.save().map_err(|e| not_saved(&e))
     }
 
     fn set_autostart(&self, on: bool) {
@@ -184,16 +187,13 @@ impl App {
         }
     }
 
-    pub async fn set_paused(&self, paused: bool) -> Result<(), String> {
+    pub async fn set_paused(&self, paused: bool) -> Result<(), CommandError> {
         let _one = self.changing.lock().await;
         let s = self.settings();
-        self.host
-            .set_paused(paused, &s)
-            .await
-            .map_err(|e| e.to_string())
+        Ok(self.host.set_paused(paused, &s).await?)
     }
 
-    pub async fn set_auto(&self, auto: bool) -> Result<(), String> {
+    pub async fn set_auto(&self, auto: bool) -> Result<(), CommandError> {
         let mut s = self.settings();
         s.core.mode = if auto {
             ApprovalMode::Auto
@@ -243,8 +243,8 @@ impl App {
     }
 
     /// A new named MCP client; its token is returned this once (only a digest is kept).
-    pub fn add_client(&self, name: &str) -> Result<ClientAdded, String> {
-        let token = self.clients().add(name.trim()).map_err(|e| e.to_string())?;
+    pub fn add_client(&self, name: &str) -> Result<ClientAdded, CommandError> {
+        let token = self.clients().add(name.trim())?;
         Ok(ClientAdded {
             pairing: self.pairing_view(),
             token,
@@ -252,33 +252,31 @@ impl App {
     }
 
     /// Revokes a named client; the bridge refuses its token from the next request.
-    pub fn revoke_client(&self, name: &str) -> Result<PairingView, String> {
-        match self.clients().revoke(name) {
-            Ok(true) => Ok(self.pairing_view()),
-            Ok(false) => Err(format!("there is no client named {name:?}")),
-            Err(e) => Err(e.to_string()),
+    pub fn revoke_client(&self, name: &str) -> Result<PairingView, CommandError> {
+        if self.clients().revoke(name)? {
+            return Ok(self.pairing_view());
         }
+        Err(CommandError::new(
+            CommandErrorKind::NotFound,
+            format!("there is no client named {name:?}; it may be revoked already"),
+        ))
     }
 
-    pub fn copy_token(&self) -> Result<(), String> {
+    pub fn copy_token(&self) -> Result<(), CommandError> {
         use tauri_plugin_clipboard_manager::ClipboardExt;
         self.handle
             .clipboard()
             .write_text(self.host.token().secret().to_string())
-            .map_err(|e| e.to_string())
+            .map_err(|e| CommandError::io(format!("the token could not be copied: {e}")))
     }
 
     /// A new token; the bridge restarts with it (paired extensions must pair again).
-    pub async fn rotate_token(&self) -> Result<PairingView, String> {
+    pub async fn rotate_token(&self) -> Result<PairingView, CommandError> {
         let _one = self.changing.lock().await;
-        let loaded =
-            secret::rotate(self.secrets.as_ref(), &self.token_file).map_err(|e| e.to_string())?;
+        let loaded = secret::rotate(self.secrets.as_ref(), &self.token_file)?;
         self.host.set_token(loaded.token);
         *lock(&self.token_note) = (loaded.kept_in, loaded.warning);
-        self.host
-            .apply(&self.settings())
-            .await
-            .map_err(|e| e.to_string())?;
+        self.host.apply(&self.settings()).await?;
         Ok(self.pairing_view())
     }
 
@@ -291,18 +289,22 @@ impl App {
         rx.await.ok().flatten()
     }
 
-    pub fn open_root(&self) -> Result<(), String> {
+    pub fn open_root(&self) -> Result<(), CommandError> {
         use tauri_plugin_opener::OpenerExt;
         let root = self
             .host
             .status()
             .root
             .or_else(|| self.settings().root)
-            .ok_or("no sandbox folder is chosen yet")?;
+            .ok_or_else(|| {
+                CommandError::invalid_input(
+                    "no sandbox folder is chosen yet; choose one and save first",
+                )
+            })?;
         self.handle
             .opener()
             .open_path(root.display().to_string(), None::<&str>)
-            .map_err(|e| e.to_string())
+            .map_err(|e| CommandError::io(format!("{} could not be opened: {e}", root.display())))
     }
 
     /// Title every open window in the chosen language.
@@ -342,7 +344,7 @@ impl App {
         use tauri_plugin_clipboard_manager::ClipboardExt;
         let engine = match self.engine() {
             Ok(e) => e,
-            Err(e) => return e,
+            Err(e) => return e.message,
         };
         let text = match self.handle.clipboard().read_text() {
             Ok(t) => t,

@@ -1,6 +1,7 @@
 //! Tauri commands: one-to-three-line adapters over the core and the app's modules. Which
 //! window may call which command is decided by the capability files
-//! (`src-tauri/capabilities/`): the approval window can only read and answer approvals.
+//! (`src-tauri/capabilities/`): the approval window can only read and answer approvals. A
+//! command that can fail rejects with a [`CommandError`] (`{ kind, message }`).
 
 use std::sync::Arc;
 
@@ -15,15 +16,12 @@ use ground_link::protocol::{ApprovalAnswer, Decision, Hook, Layer};
 
 use crate::app::App;
 use crate::audit_view::{self, AuditFilter, AuditPage, ChainCheck};
+use crate::error::CommandError;
 pub use crate::host::StatusView;
 use crate::settings::{AppSettings, RootCheck};
 use crate::view::DialogState;
 
-type Res<T> = Result<T, String>;
-
-fn s<E: std::fmt::Display>(e: E) -> String {
-    e.to_string()
-}
+type Res<T> = Result<T, CommandError>;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -92,7 +90,7 @@ pub fn approval_answer(
     call_id: String,
     answer: ApprovalAnswer,
 ) -> Res<()> {
-    app.host.approver.answer(&call_id, answer).map_err(s)
+    Ok(app.host.approver.answer(&call_id, answer)?)
 }
 
 #[tauri::command]
@@ -140,18 +138,18 @@ pub fn root_open(app: State<'_, Arc<App>>) -> Res<()> {
 #[tauri::command]
 pub fn rules_view(app: State<'_, Arc<App>>, layer: Layer) -> Res<RuleFileView> {
     let engine = app.engine()?;
-    edit::view(engine.policy(), engine.jail(), layer).map_err(s)
+    Ok(edit::view(engine.policy(), engine.jail(), layer)?)
 }
 
 #[tauri::command]
 pub fn rules_apply(app: State<'_, Arc<App>>, layer: Layer, edit: RuleEdit) -> Res<RuleFileView> {
     let engine = app.engine()?;
-    edit::apply(engine.policy(), engine.jail(), layer, edit).map_err(s)
+    Ok(edit::apply(engine.policy(), engine.jail(), layer, edit)?)
 }
 
 #[tauri::command]
 pub fn rules_check_call(app: State<'_, Arc<App>>, call: String) -> Res<Decision> {
-    let req = ground_link::engine::parse_request(&call)?;
+    let req = ground_link::engine::parse_request(&call).map_err(CommandError::invalid_input)?;
     Ok(app.engine()?.check(&req))
 }
 
@@ -163,14 +161,14 @@ pub fn trust_get(app: State<'_, Arc<App>>) -> Res<TrustView> {
 #[tauri::command]
 pub fn trust_project(app: State<'_, Arc<App>>, shown: String) -> Res<TrustView> {
     let engine = app.engine()?;
-    engine.policy().trust_project_as_shown(&shown).map_err(s)?;
+    engine.policy().trust_project_as_shown(&shown)?;
     Ok(edit::trust_view(engine.policy()))
 }
 
 #[tauri::command]
 pub async fn hook_run(app: State<'_, Arc<App>>, hook: Hook) -> Res<HookRun> {
     let engine = app.engine()?;
-    try_hook(&hook, engine.jail().root()).await.map_err(s)
+    Ok(try_hook(&hook, engine.jail().root()).await?)
 }
 
 #[tauri::command]

@@ -39,8 +39,8 @@ pub struct Running {
 pub enum HostError {
     #[error("no sandbox folder is chosen yet; pick one in the settings window")]
     NoRoot,
-    #[error("{0}")]
-    Settings(String),
+    #[error(transparent)]
+    Settings(#[from] crate::settings::SettingsError),
     #[error("the sandbox could not be opened: {0}")]
     Engine(#[from] ground_link::engine::EngineError),
     #[error("{0}")]
@@ -154,7 +154,7 @@ impl Host {
     }
 
     async fn start(&self, settings: &AppSettings) -> Result<Running, HostError> {
-        settings.validate().map_err(HostError::Settings)?;
+        settings.validate()?;
         let config = settings
             .engine_config(self.paths.clone(), self.supervisor_exe.clone())
             .ok_or(HostError::NoRoot)?;

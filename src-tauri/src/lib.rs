@@ -7,6 +7,7 @@ pub mod approver;
 pub mod audit_view;
 #[macro_use]
 pub mod commands;
+pub mod error;
 pub mod host;
 pub mod log;
 pub mod secret;

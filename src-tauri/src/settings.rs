@@ -125,29 +125,39 @@ impl AppSettings {
     }
 
     /// Refuse settings the bridge cannot run with, with what to do instead.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), SettingsError> {
         if self.core.port == 0 {
-            return Err("port 0 picks a random port each start and the extension could not find it; use a fixed port such as 18080".into());
+            return Err(SettingsError::RandomPort);
         }
         if self.core.port < 1024 {
-            return Err(format!(
-                "port {} needs root; use one above 1023, e.g. 18080",
-                self.core.port
-            ));
+            return Err(SettingsError::PrivilegedPort(self.core.port));
         }
         if !(5..=3600).contains(&self.core.approval_timeout_sec) {
-            return Err(format!(
-                "approval timeout {} s is out of range; use 5 to 3600 seconds",
-                self.core.approval_timeout_sec
-            ));
+            return Err(SettingsError::Timeout(self.core.approval_timeout_sec));
         }
         if let Some(root) = &self.root {
             if let Some(e) = check_root(root, None).error {
-                return Err(e);
+                return Err(SettingsError::Root(e));
             }
         }
         Ok(())
     }
+}
+
+/// Settings the bridge cannot run with.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SettingsError {
+    #[error(
+        "port 0 picks a random port each start and the extension could not find it; use a fixed port such as 18080"
+    )]
+    RandomPort,
+    #[error("port {0} needs root; use one above 1023, e.g. 18080")]
+    PrivilegedPort(u16),
+    #[error("approval timeout {0} s is out of range; use 5 to 3600 seconds")]
+    Timeout(u64),
+    /// What [`check_root`] found wrong with the sandbox root.
+    #[error("{0}")]
+    Root(String),
 }
 
 #[cfg(test)]
@@ -245,7 +255,10 @@ mod tests {
             let mut b = s.clone();
             b.core.port = port;
             b.core.approval_timeout_sec = timeout;
-            assert!(b.validate().unwrap_err().contains(want), "{port} {timeout}");
+            assert!(
+                b.validate().unwrap_err().to_string().contains(want),
+                "{port} {timeout}"
+            );
         }
         // Old stores without newer fields still load.
         let old: AppSettings = serde_json::from_str(r#"{"root":"/x"}"#).unwrap();

@@ -34,6 +34,7 @@ pub fn definitions() -> BTreeMap<String, Value> {
         crate::commands::ClientAdded,
         ground_link::hooks::HookRun,
         crate::commands::SettingsView,
+        crate::error::CommandError,
     );
     tsgen::definitions(&g)
 }

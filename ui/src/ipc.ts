@@ -1,10 +1,33 @@
 // Typed wrappers over the app's commands (src-tauri/src/commands.rs). Types come from the Rust
 // types (src/gen/types.ts); nothing here is written twice.
 import { Channel, invoke as tauriInvoke, type InvokeArgs } from "@tauri-apps/api/core";
-import type { AppSettings, ApprovalAnswer, AuditFilter, AuditPage, ChainCheck, ClientAdded, Command, Decision, DialogState, Hook, HookRun, Layer, PairingView, RootCheck, RuleEdit, RuleFileView, SettingsView, StatusView, TrustView } from "./gen/types";
+import type { AppSettings, ApprovalAnswer, AuditFilter, AuditPage, ChainCheck, ClientAdded, Command, CommandError, Decision, DialogState, Hook, HookRun, Layer, PairingView, RootCheck, RuleEdit, RuleFileView, SettingsView, StatusView, TrustView } from "./gen/types";
 
-/** Only the app's own commands (generated from src-tauri/src/command_names.rs) type-check. */
-const invoke = <T>(cmd: Command, args?: InvokeArgs): Promise<T> => tauriInvoke<T>(cmd, args);
+/**
+ * What a call rejects with: the app's `CommandError` (src-tauri/src/error.rs), or, as `"ipc"`,
+ * Tauri's own refusal before the command ran (a command this window may not call, arguments
+ * that do not fit), which Tauri sends as a bare string.
+ */
+export type InvokeError = CommandError | { kind: "ipc"; message: string };
+
+function isInvokeError(e: unknown): e is InvokeError {
+  return typeof e === "object" && e !== null && typeof (e as InvokeError).kind === "string" && typeof (e as InvokeError).message === "string";
+}
+
+export function invokeError(e: unknown): InvokeError {
+  return isInvokeError(e) ? e : { kind: "ipc", message: message(e) };
+}
+
+/** The kind of a rejected call, to act on (`undefined` for anything that is not one). */
+export function errorKind(e: unknown): InvokeError["kind"] | undefined {
+  return isInvokeError(e) ? e.kind : undefined;
+}
+
+/** Only the app's own commands (generated from src-tauri/src/command_names.rs) type-check; every rejection is an `InvokeError`. */
+const invoke = <T>(cmd: Command, args?: InvokeArgs): Promise<T> =>
+  tauriInvoke<T>(cmd, args).catch((e: unknown) => {
+    throw invokeError(e);
+  });
 
 export const approval = {
   subscribe(onState: (s: DialogState) => void): Promise<DialogState> {
@@ -40,6 +63,10 @@ export const settings = {
   verifyAudit: () => invoke<ChainCheck>("audit_verify"),
 };
 
+/** The words to show for any failure: a rejected call's `message`, an `Error`'s, or the text thrown. */
 export function message(e: unknown): string {
-  return typeof e === "string" ? e : e instanceof Error ? e.message : JSON.stringify(e);
+  if (typeof e === "string") return e;
+  if (e instanceof Error) return e.message;
+  if (typeof e === "object" && e !== null && typeof (e as { message?: unknown }).message === "string") return (e as { message: string }).message;
+  return JSON.stringify(e);
 }

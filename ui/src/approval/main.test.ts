@@ -1,11 +1,13 @@
 // The approval page itself, in a DOM: what the model wrote is shown as text, Escape denies,
 // nothing is answered without a click, and a scoped allow carries the edited rule.
 import { beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import type { ApprovalView, DialogState } from "../gen/types";
+import type { ApprovalView, CommandError, DialogState } from "../gen/types";
 import { englishFromTable, strayWords, visibleTexts } from "../i18n-check";
 
 const calls: { cmd: string; args: Record<string, unknown> }[] = [];
 let push: ((s: DialogState) => void) | null = null;
+/** The next answer is refused with this (what the app sends). */
+let refuseAnswer: CommandError | null = null;
 
 const view: ApprovalView = {
   callId: "c-1",
@@ -38,6 +40,11 @@ vi.mock("@tauri-apps/api/core", () => ({
   invoke: vi.fn(async (cmd: string, args: Record<string, unknown> = {}) => {
     calls.push({ cmd, args });
     if (cmd === "approval_subscribe") return { current: view, queued: 1, language: "en" } satisfies DialogState;
+    if (cmd === "approval_answer" && refuseAnswer) {
+      const e = refuseAnswer;
+      refuseAnswer = null;
+      throw e;
+    }
     return null;
   }),
 }));
@@ -168,6 +175,8 @@ describe("the approval page", () => {
     await vi.waitFor(() => expect(yes.disabled).toBe(false), { timeout: 2000 });
     yes.click();
     await vi.waitFor(() => expect(answers()).toEqual([{ callId: "pair-1", answer: { type: "allow", scope: "once" } }]));
+    // The page takes one answer at a time: let the first one come back before the next.
+    await new Promise((r) => setTimeout(r, 0));
     calls.length = 0;
     push?.({ current: { ...pair, callId: "pair-2" }, queued: 0, language: "zh" });
     expect(document.getElementById("tool")?.textContent).toBe("配对浏览器扩展");
@@ -187,6 +196,15 @@ describe("the approval page", () => {
     await vi.waitFor(() => expect((document.getElementById("allow-once") as HTMLButtonElement).disabled).toBe(false), { timeout: 2000 });
     (document.getElementById("allow-once") as HTMLButtonElement).click();
     await vi.waitFor(() => expect(answers()).toEqual([{ callId: "c-net", answer: { type: "allow", scope: "once", network: true } }]));
+  });
+
+  it("a refused answer shows the app's message", async () => {
+    push?.({ current: { ...view, callId: "c-gone" }, queued: 0, language: "en" });
+    const gone = 'call "c-gone" is not waiting for approval (it was answered, timed out or cancelled)';
+    refuseAnswer = { kind: "notFound", message: gone };
+    document.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape" }));
+    await vi.waitFor(() => expect(document.getElementById("error")?.textContent).toBe(gone));
+    expect(answers()).toEqual([{ callId: "c-gone", answer: { type: "deny" } }]);
   });
 
   it("hides the call when the queue empties, and keeps typed text for the same call", () => {

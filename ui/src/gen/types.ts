@@ -126,6 +126,16 @@ export type ClientView = {
   name: string;
 };
 
+/** A command's failure as the UI receives it. */
+export type CommandError = {
+  kind: CommandErrorKind;
+  /** What went wrong and what to do instead. */
+  message: string;
+};
+
+/** What kind of failure a command met, so the UI can act on it. */
+export type CommandErrorKind = "invalidInput" | "notFound" | "notRunning" | "engine" | "io";
+
 /** A decision with its explanation; `ground-link check` prints exactly this. */
 export type Decision = {
   decision: Verdict;

@@ -2,7 +2,7 @@
 // add text are pressed; in zh nothing English from the text table (or hard-coded) may show,
 // in en the English labels are there, and saving another language redraws the window in it.
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import type { AuditPage, Decision, HookRun, Language, PairingView, RootCheck, RuleFileView, SettingsView, StatusView, TrustView } from "../gen/types";
+import type { AuditPage, CommandError, Decision, HookRun, Language, PairingView, RootCheck, RuleFileView, SettingsView, StatusView, TrustView } from "../gen/types";
 import { englishFromTable, strayWords, visibleTexts } from "../i18n-check";
 
 let lang: Language = "en";
@@ -17,6 +17,8 @@ let clients = PAIRED.clients;
 let status: StatusView = RUNNING;
 let trust: TrustView = { exists: true, trusted: false, diff: "@@ -1 +1 @@\n-a\n+b", error: "E-trust", content: "b" };
 let getFails = false;
+/** A command's next answer is this rejection (what the app sends: a `CommandError`). */
+const failNext = new Map<string, CommandError>();
 
 vi.mock("@tauri-apps/api/core", () => ({
   Channel: class {},
@@ -67,9 +69,15 @@ function rulesView(layer: string): RuleFileView {
 
 function answer(cmd: string, args: Record<string, unknown>): unknown {
   calls.push({ cmd, args });
+  const fail = failNext.get(cmd);
+  if (fail) {
+    failNext.delete(cmd);
+    throw fail;
+  }
   switch (cmd) {
     case "settings_get":
       clients = PAIRED.clients; // a window that loads anew starts from the stored list
+      // Not a command error: Tauri's own refusal is a bare string.
       if (getFails) throw "E-load";
       return settingsView();
     case "settings_save":
@@ -94,7 +102,7 @@ function answer(cmd: string, args: Record<string, unknown>): unknown {
     case "pairing_get":
       return { ...PAIRED, clients };
     case "client_add":
-      if (!args.name) throw "E-client-name";
+      if (!args.name) throw { kind: "invalidInput", message: "E-client-name" } satisfies CommandError;
       clients = [...clients, { name: String(args.name), created: 1_700_000_100 }];
       return { pairing: { ...PAIRED, clients }, token: "T-once-4b2c" };
     case "client_revoke":
@@ -128,6 +136,7 @@ async function load(language: Language): Promise<void> {
   status = RUNNING;
   trust = { exists: true, trusted: false, diff: "@@ -1 +1 @@\n-a\n+b", error: "E-trust", content: "b" };
   getFails = false;
+  failNext.clear();
   calls.length = 0;
   vi.resetModules();
   document.title = "";
@@ -143,7 +152,8 @@ async function walk(): Promise<string[]> {
   look();
   el("#settings-save").click();
   look(); // "saving…" until the answer comes
-  await vi.waitFor(() => expect(document.querySelector("#settings-msg.ok")?.textContent).toBeTruthy());
+  const saving = text("settings-msg");
+  await vi.waitFor(() => expect(text("settings-msg")).not.toBe(saving));
   look();
   const root = el<HTMLInputElement>("#root-input");
   root.value = " ";
@@ -151,8 +161,10 @@ async function walk(): Promise<string[]> {
   look();
   for (const s of [{ ...RUNNING, connected: true }, { ...RUNNING, running: false, paused: true }, { ...RUNNING, running: false }]) {
     status = s;
+    // The tab is drawn anew once its settings come back; until then the old one shows.
+    const before = text("status");
     el("#tab-general").click();
-    await vi.waitFor(() => expect(text("status")).not.toBe(""));
+    await vi.waitFor(() => expect(text("status")).not.toBe(before));
     look();
   }
   status = RUNNING;
@@ -218,6 +230,7 @@ async function walk(): Promise<string[]> {
   // shown once; revoking removes the client.
   el("#client-add").click();
   await vi.waitFor(() => expect(text("clients-msg")).toBe("E-client-name"));
+  expect(el("#client-name").getAttribute("aria-invalid")).toBe("true");
   el<HTMLInputElement>("#client-name").value = "claude-code";
   el("#client-add").click();
   await vi.waitFor(() => expect(text("client-token-value")).toBe("T-once-4b2c"));
@@ -303,5 +316,95 @@ describe("the settings window's language", () => {
     const seen = visibleTexts();
     expect(englishFromTable(seen, DATA)).toEqual([]);
     expect(strayWords(seen, DATA)).toEqual([]);
+  });
+});
+
+describe("a command error's kind is acted on", () => {
+  it("invalid input is shown next to the field it is about, until the field changes", async () => {
+    await load("en");
+    el("#tab-pairing").click();
+    await vi.waitFor(() => expect(document.getElementById("client-add")).not.toBeNull());
+    const name = el<HTMLInputElement>("#client-name");
+    name.value = "cursor-ide";
+    failNext.set("client_add", { kind: "invalidInput", message: "a client named \"cursor-ide\" exists already; revoke it first or pick another name" });
+    el("#client-add").click();
+    await vi.waitFor(() => expect(text("clients-msg")).toContain("exists already"));
+    expect(el("#clients-msg").className).toBe("error");
+    expect(name.getAttribute("aria-invalid")).toBe("true");
+    expect(name.getAttribute("aria-describedby")).toBe("clients-msg");
+    expect(document.activeElement).toBe(name);
+    name.value = "cursor-2";
+    name.dispatchEvent(new Event("input"));
+    expect(name.hasAttribute("aria-invalid")).toBe(false);
+
+    // Any other kind says what went wrong without blaming the field.
+    failNext.set("client_add", { kind: "io", message: "client tokens file /x: disk full" });
+    el("#client-add").click();
+    await vi.waitFor(() => expect(text("clients-msg")).toBe("client tokens file /x: disk full"));
+    expect(name.hasAttribute("aria-invalid")).toBe(false);
+  });
+
+  it("a call that is not valid JSON marks the call's box; a stopped engine does not", async () => {
+    await load("en");
+    el("#tab-rules").click();
+    await vi.waitFor(() => expect(document.getElementById("check-run")).not.toBeNull());
+    failNext.set("rules_check_call", { kind: "invalidInput", message: "the call is not valid JSON: EOF" });
+    el("#check-run").click();
+    await vi.waitFor(() => expect(text("check-result")).toBe("the call is not valid JSON: EOF"));
+    expect(el("#check-input").getAttribute("aria-invalid")).toBe("true");
+    failNext.set("rules_check_call", { kind: "notRunning", message: "ground-link is paused; resume it from the tray" });
+    el("#check-run").click();
+    await vi.waitFor(() => expect(text("check-result")).toBe("ground-link is paused; resume it from the tray"));
+    expect(el("#check-input").hasAttribute("aria-invalid")).toBe(false);
+  });
+
+  it("a rule removed meanwhile reloads the list, then says why the edit was refused", async () => {
+    await load("en");
+    el("#tab-rules").click();
+    await vi.waitFor(() => expect(document.querySelector("#rules-list [data-delete]")).not.toBeNull());
+    const views = () => calls.filter((c) => c.cmd === "rules_view").length;
+    const before = views();
+    failNext.set("rules_apply", { kind: "notFound", message: "/cfg/gl/permissions.json: rule \"no-curl\" not found; reload the list and try again" });
+    el("#rules-list [data-delete]").click();
+    await vi.waitFor(() => expect(text("rules-error")).toContain("not found"));
+    expect(views()).toBe(before + 1);
+    expect(el("#rules-error").className).toBe("error");
+
+    // Refused for another reason: nothing to reload.
+    failNext.set("rules_apply", { kind: "io", message: "/cfg/gl/permissions.json: permission denied" });
+    el("#rules-list [data-delete]").click();
+    await vi.waitFor(() => expect(text("rules-error")).toContain("permission denied"));
+    expect(views()).toBe(before + 1);
+  });
+
+  it("a client revoked meanwhile is taken off the list", async () => {
+    await load("en");
+    el("#tab-pairing").click();
+    await vi.waitFor(() => expect(document.querySelector('[data-client="cursor-ide"]')).not.toBeNull());
+    // `ground-link token revoke cursor-ide` ran in a terminal while the window was open.
+    clients = [];
+    failNext.set("client_revoke", { kind: "notFound", message: 'there is no client named "cursor-ide"; it may be revoked already' });
+    el('[data-revoke="cursor-ide"]').click();
+    await vi.waitFor(() => expect(document.querySelector('[data-client="cursor-ide"]')).toBeNull());
+    expect(text("clients-msg")).toContain("no client named");
+  });
+
+  it("settings kept but not started with: the window shows the stopped state and why", async () => {
+    await load("en");
+    el<HTMLInputElement>("#port").value = "8080";
+    failNext.set("settings_save", { kind: "engine", message: "cannot listen on 127.0.0.1:8080: address in use; is another ground-link running? pick another --port" });
+    status = { ...RUNNING, running: false, port: null, problem: "cannot listen on 127.0.0.1:8080" };
+    el("#settings-save").click();
+    await vi.waitFor(() => expect(text("settings-msg")).toContain("address in use"));
+    expect(text("status")).toContain("cannot listen on 127.0.0.1:8080");
+    expect(el("#status").className).toBe("error");
+
+    // Refused before anything was saved: the window stays as it was.
+    status = RUNNING;
+    const gets = calls.filter((c) => c.cmd === "settings_get").length;
+    failNext.set("settings_save", { kind: "invalidInput", message: "port 80 needs root; use one above 1023, e.g. 18080" });
+    el("#settings-save").click();
+    await vi.waitFor(() => expect(text("settings-msg")).toContain("needs root"));
+    expect(calls.filter((c) => c.cmd === "settings_get").length).toBe(gets);
   });
 });

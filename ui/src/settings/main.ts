@@ -5,7 +5,7 @@
 import "../style.css";
 import { add, byId, clear, h } from "../dom";
 import { locale, setLanguage, t } from "../i18n";
-import { message, settings as ipc } from "../ipc";
+import { errorKind, message, settings as ipc } from "../ipc";
 import type { AppSettings, CallStatus, Hook, Hooks, Layer, RuleAction, RuleFileView, SettingsView } from "../gen/types";
 import { decisionLines, editFromText, fieldsFromRule, hookFromFields, ruleFromFields } from "./logic";
 
@@ -22,6 +22,20 @@ function say(id: string, text: string, ok = false): void {
   if (!el) return;
   el.textContent = text;
   el.className = ok ? "ok" : "error";
+}
+
+/** Marks the field a command refused as invalid input (and points it at the message), or clears it. */
+function markInvalid(id: string, msgId: string | null): void {
+  const el = document.getElementById(id);
+  if (!el) return;
+  if (msgId) {
+    el.setAttribute("aria-invalid", "true");
+    el.setAttribute("aria-describedby", msgId);
+    el.focus();
+  } else {
+    el.removeAttribute("aria-invalid");
+    el.removeAttribute("aria-describedby");
+  }
 }
 
 function input(id: string, value: string, extra: Record<string, string> = {}): HTMLInputElement {
@@ -110,6 +124,9 @@ async function saveGeneral(): Promise<void> {
     show("general");
     say("settings-msg", t("saved"), true);
   } catch (e) {
+    // The settings were saved but ground-link could not start with them: show the window as
+    // it is now (the status line says what stopped it), then why.
+    if (errorKind(e) === "engine") await openTab("general");
     say("settings-msg", message(e));
   }
 }
@@ -182,6 +199,9 @@ async function applyEdit(edit: Parameters<typeof ipc.applyRule>[1]): Promise<boo
     renderRuleList();
     return true;
   } catch (e) {
+    // The rule was changed or removed meanwhile (another window, the file edited by hand):
+    // show the file as it is now, then why the edit was refused.
+    if (errorKind(e) === "notFound") await loadRules();
     say("rules-error", message(e));
     return false;
   }
@@ -211,10 +231,12 @@ async function addFromText(): Promise<void> {
 
 async function checkCall(): Promise<void> {
   const out = byId("check-result");
+  markInvalid("check-input", null);
   try {
     out.textContent = decisionLines(await ipc.checkCall(val("check-input"))).join("\n");
   } catch (e) {
     out.textContent = message(e);
+    if (errorKind(e) === "invalidInput") markInvalid("check-input", "check-result");
   }
 }
 
@@ -381,13 +403,14 @@ function renderPairing(el: HTMLElement): void {
       p.clientsError ? h("p", { class: "error", text: p.clientsError }) : null,
       h("ul", { id: "clients" }, ...(p.clients.length
         ? p.clients.map((c) => h("li", { "data-client": c.name }, t("clientMade", { name: c.name, time: new Date(c.created * 1000).toLocaleString(locale()) }), " ",
-            h("button", { type: "button", class: "small", "data-revoke": c.name, text: t("revoke"), onclick: () => void ipc.revokeClient(c.name).then(show).then(() => say("clients-msg", t("revoked", { name: c.name }), true)).catch((e) => say("clients-msg", message(e))) })))
+            h("button", { type: "button", class: "small", "data-revoke": c.name, text: t("revoke"), onclick: () => void revokeClient(c.name) })))
         : [h("li", { class: "muted", text: t("clientsNone") })])),
       row(t("clientName"), input("client-name", "", { placeholder: "claude-code" }),
         h("button", { id: "client-add", type: "button", text: t("addClient"), onclick: () => void addClient() })),
       h("div", { id: "client-token" }),
       h("p", { id: "clients-msg" }),
     );
+    byId("client-name").addEventListener("input", () => markInvalid("client-name", null));
   };
   const addClient = async (): Promise<void> => {
     const name = (document.getElementById("client-name") as HTMLInputElement).value.trim();
@@ -400,6 +423,21 @@ function renderPairing(el: HTMLElement): void {
         h("code", { id: "client-token-value", text: added.token }));
       say("clients-msg", t("clientAdded", { name }), true);
     } catch (e) {
+      say("clients-msg", message(e));
+      // A name the core refuses (not a name, taken already): the message points at the field.
+      if (errorKind(e) === "invalidInput") markInvalid("client-name", "clients-msg");
+    }
+  };
+  const revokeClient = async (name: string): Promise<void> => {
+    try {
+      show(await ipc.revokeClient(name));
+      say("clients-msg", t("revoked", { name }), true);
+    } catch (e) {
+      // Revoked meanwhile (by `ground-link token revoke`, say): show the list as it is now.
+      if (errorKind(e) === "notFound") {
+        const now = await ipc.pairing().catch(() => null);
+        if (now) show(now);
+      }
       say("clients-msg", message(e));
     }
   };
