@@ -3,7 +3,7 @@
 //! after wrappers are stripped, so `sudo`, `env`, `sh -c`, `$(..)` and the like do not hide
 //! them, and every spelling of the flags counts (`-rf`, `-fr`, `-r -f`, `--recursive`, `-R`).
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::paths::{Cwds, Jail, glob_match, is_glob};

@@ -262,7 +262,7 @@ impl Analyzer {
         Analyzer {
             jail,
             cwds,
-            vars: catastrophic::Vars::new(),
+            vars: catastrophic::Vars::default(),
             parts: Vec::new(),
             catastrophic: None,
             errors: Vec::new(),
@@ -433,6 +433,8 @@ impl Analyzer {
         let mut acc = Acc::new();
         let mut words: Vec<String> = Vec::with_capacity(raw.assigns.len() + raw.words.len());
         let mut effective: Vec<String> = Vec::new();
+        // With the values variables were given, the command may be worse than it looks.
+        let mut alternatives = Vec::new();
         match raw.kind {
             RawKind::Assignment => {
                 words.extend(raw.words.iter().map(|w| w.text.clone()));
@@ -455,18 +457,18 @@ impl Analyzer {
             }
             RawKind::RedirectOnly => {}
             RawKind::Command => {
-                words.extend(raw.assigns.iter().map(|w| w.text.clone()));
-                words.extend(raw.words.iter().map(|w| w.text.clone()));
                 self.assignments(&mut acc, &raw.assigns);
                 let io = Io {
-                    stdin_script: raw.stdin_script.clone(),
+                    stdin_script: raw.stdin_script,
                     piped_stdin: raw.piped_stdin,
                 };
                 let start = self.command(&mut acc, &raw.words, &io, depth);
-                effective = raw.words[start.min(raw.words.len())..]
-                    .iter()
-                    .map(|w| w.text.clone())
-                    .collect();
+                alternatives = self.substituted(&raw.words);
+                // The words are not needed any more: their texts move into the part.
+                let assigned = raw.assigns.len();
+                words.extend(raw.assigns.into_iter().map(|w| w.text));
+                words.extend(raw.words.into_iter().map(|w| w.text));
+                effective = words[(assigned + start).min(words.len())..].to_vec();
             }
             RawKind::Bind => {}
         }
@@ -477,11 +479,6 @@ impl Analyzer {
                 RedirKind::Write => self.write_path(&mut acc, &r.target),
             }
         }
-        let alternatives = if raw.kind == RawKind::Command {
-            self.substituted(&raw.words)
-        } else {
-            Vec::new()
-        };
         self.parts[idx] = CommandPart {
             text: raw.text,
             words,
@@ -492,7 +489,6 @@ impl Analyzer {
             reasons: acc.reasons,
             catastrophic: acc.catastrophic,
         };
-        // With the values variables were given, the command may be worse than it looks.
         for alt in alternatives {
             self.nested(alt, depth);
         }

@@ -6,8 +6,8 @@
 //! symlinks, and a symlink whose target leaves the root makes the path outside. Globs are
 //! expanded (bounded) so `cat docs/*` is judged by what it would really read.
 
+use foldhash::HashMap;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::fs;
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -112,8 +112,8 @@ impl Jail {
             root: root_n,
             root_real,
             home: home.map(absolute),
-            memo: RefCell::new(HashMap::new()),
-            located: RefCell::new(HashMap::new()),
+            memo: RefCell::new(HashMap::default()),
+            located: RefCell::new(HashMap::default()),
         }
     }
 

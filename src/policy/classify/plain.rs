@@ -192,13 +192,14 @@ struct Builder {
 impl Builder {
     /// Ends a simple command; `None` when there is none (`| x`, `a | | b`).
     fn end_command(&mut self) -> Option<()> {
-        let mut words = std::mem::take(&mut self.words).into_iter();
+        // Drained, so the next command's words reuse the buffer.
+        let mut words = self.words.drain(..);
         let name = words.next()?;
         if name.value.contains('=') || NOT_PLAIN_NAMES.contains(&name.value.as_str()) {
             return None;
         }
-        let suffix: Vec<CommandPrefixOrSuffixItem> =
-            words.map(CommandPrefixOrSuffixItem::Word).collect();
+        let mut suffix = Vec::with_capacity(words.len());
+        suffix.extend(words.map(CommandPrefixOrSuffixItem::Word));
         self.pipeline.push(Command::Simple(SimpleCommand {
             prefix: None,
             word_or_name: Some(name),

@@ -548,6 +548,8 @@ impl Reader {
             }
         };
         let mut part = RawPart::new(kind, text, self.nest);
+        let suffix_len = s.suffix.as_ref().map_or(0, |x| x.0.len());
+        part.words.reserve(1 + suffix_len);
         let mut stdin = None;
         // Commands inside words (`$(..)`) are read as the words are, and land after this part.
         let at = self.out.parts.len();
@@ -563,7 +565,7 @@ impl Reader {
                 other => self.item(other, &mut part, &mut stdin, depth)?,
             }
         }
-        let mut sources: Vec<&str> = Vec::new();
+        let mut sources: Vec<&str> = Vec::with_capacity(1 + suffix_len);
         if let Some(name) = &s.word_or_name {
             // `[` is the test builtin's name, not a glob.
             let w = if name.value == "[" {
@@ -668,6 +670,21 @@ impl Reader {
             return Ok(());
         };
         let name = name.text.as_str();
+        // Which arguments name variables, for the builtins that take names; nothing else is
+        // looked at (most commands are not builtins).
+        enum Names {
+            Operands,
+            AfterFlag(&'static str),
+            Arithmetic,
+        }
+        let how = match name {
+            "read" | "mapfile" | "readarray" | "getopts" | "unset" | "local" | "declare"
+            | "typeset" | "export" | "readonly" => Names::Operands,
+            "printf" | "test" | "[" => Names::AfterFlag("-v"),
+            "wait" => Names::AfterFlag("-p"),
+            "let" => Names::Arithmetic,
+            _ => return Ok(()),
+        };
         // `export PATH=/x:$PATH`: the value is only known at run time, the name is not.
         let args: Vec<Option<&str>> = words[1..]
             .iter()
@@ -678,28 +695,23 @@ impl Reader {
                     .or_else(|| static_name(src))
             })
             .collect();
-        let value_of = |flag: &str| -> Vec<Option<&str>> {
-            args.windows(2)
-                .filter(|w| w[0] == Some(flag))
-                .map(|w| w[1])
-                .collect()
-        };
         // Builtins that give the names a value of the command line's own.
         let gives_value = matches!(
             name,
             "read" | "mapfile" | "readarray" | "getopts" | "printf" | "wait"
         );
-        let names: Vec<Option<&str>> = match name {
-            "read" | "mapfile" | "readarray" | "getopts" | "unset" | "local" | "declare"
-            | "typeset" | "export" | "readonly" => args
+        let names: Vec<Option<&str>> = match how {
+            Names::Operands => args
                 .iter()
                 .copied()
                 .filter(|a| !a.is_some_and(|a| a.starts_with(['-', '+'])))
                 .collect(),
-            "printf" => value_of("-v"),
-            "wait" => value_of("-p"),
-            "test" | "[" => value_of("-v"),
-            "let" => {
+            Names::AfterFlag(flag) => args
+                .windows(2)
+                .filter(|w| w[0] == Some(flag))
+                .map(|w| w[1])
+                .collect(),
+            Names::Arithmetic => {
                 for a in &args {
                     match a {
                         Some(a) => self.arithmetic(a, depth)?,
@@ -711,7 +723,6 @@ impl Reader {
                 }
                 return Ok(());
             }
-            _ => return Ok(()),
         };
         // `declare -p NAME` prints the variable (an environment secret, too).
         let printing = matches!(
@@ -1189,12 +1200,22 @@ impl Reader {
 /// A word with no expansion, escape or double quote in it, read without the word parser: its
 /// unquoted and single-quoted runs simply alternate (`-n`, `'fn '`, `a'b c'd`).
 fn quoted_at_most_singly(text: &str) -> Option<Word> {
-    if text.contains(['$', '`', '\\', '"', '~', '<', '>', '('])
-        || text.matches('\'').count() % 2 == 1
-    {
+    let mut quotes = 0usize;
+    for b in text.bytes() {
+        match b {
+            b'$' | b'`' | b'\\' | b'"' | b'~' | b'<' | b'>' | b'(' => return None,
+            b'\'' => quotes += 1,
+            _ => {}
+        }
+    }
+    if quotes % 2 == 1 {
         return None;
     }
     let mut b = WordBuilder::default();
+    if quotes == 0 {
+        b.push_unquoted_raw(text);
+        return Some(b.finish());
+    }
     for (i, run) in text.split('\'').enumerate() {
         if i % 2 == 1 {
             b.push_quoted(run);

@@ -55,26 +55,40 @@ pub(crate) struct WordBuilder {
 
 impl WordBuilder {
     /// Appends the raw text of an unquoted word: backslash escapes are undone and unescaped
-    /// glob and brace characters are noted.
+    /// glob and brace characters are noted. Runs of ordinary text are copied whole (every word
+    /// of every command goes through here).
     pub fn push_unquoted_raw(&mut self, raw: &str) {
-        let mut chars = raw.chars();
-        while let Some(c) = chars.next() {
-            match c {
-                '\\' => match chars.next() {
-                    Some('\n') | None => {}
-                    Some(n) => self.word.text.push(n),
-                },
-                '*' | '?' | '[' => {
-                    self.word.glob = true;
-                    self.word.text.push(c);
+        let word = &mut self.word;
+        word.text.reserve(raw.len());
+        let mut rest = raw;
+        // The special characters are ASCII, so their byte positions are character boundaries.
+        while let Some(i) = rest
+            .bytes()
+            .position(|b| matches!(b, b'\\' | b'*' | b'?' | b'[' | b'{'))
+        {
+            word.text.push_str(&rest[..i]);
+            let special = rest.as_bytes()[i];
+            rest = &rest[i + 1..];
+            match special {
+                b'\\' => {
+                    let mut chars = rest.chars();
+                    match chars.next() {
+                        Some('\n') | None => {}
+                        Some(n) => word.text.push(n),
+                    }
+                    rest = chars.as_str();
                 }
-                '{' => {
-                    self.word.brace = true;
-                    self.word.text.push(c);
+                b'{' => {
+                    word.brace = true;
+                    word.text.push('{');
                 }
-                _ => self.word.text.push(c),
+                glob => {
+                    word.glob = true;
+                    word.text.push(char::from(glob));
+                }
             }
         }
+        word.text.push_str(rest);
     }
 
     /// Appends text that was quoted: taken literally.
