@@ -364,6 +364,7 @@ impl Analyzer {
         for text in &syn.arithmetic {
             self.fallback(text);
         }
+        self.parts.reserve(syn.parts.len().min(MAX_PARTS));
         for raw in syn.parts {
             self.eval_raw(raw, depth);
         }

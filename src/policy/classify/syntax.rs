@@ -159,6 +159,13 @@ fn read_here(src: &str, parsed: Option<ast::Program>) -> Result<Syntax, String> 
     // never in a dead worker thread.
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let mut r = Reader::new();
+        // About one simple command per separator: room for them up front, so the parts (large
+        // structs) are not copied as the list grows.
+        let separators = src
+            .bytes()
+            .filter(|b| matches!(b, b';' | b'|' | b'&' | b'\n'))
+            .count();
+        r.out.parts.reserve((separators + 1).min(super::MAX_PARTS));
         match parsed {
             Some(program) => r.walk(src, &program, 0)?,
             None => r.program(src, 0)?,
