@@ -11,7 +11,8 @@ use super::catastrophic;
 use super::paths::{Cwds, Jail, Place};
 use super::sed;
 use super::tables::{
-    FOLLOWS, INTERPRETERS, QUIET, RUNNERS, Reader, SHELLS, package_manager, reader, sensitive_var,
+    FOLLOWS, INTERPRETERS, QUIET, RUNNERS, Reader, SHELLS, judged_by_name, package_manager, reader,
+    sensitive_var,
 };
 use super::words::{Word, WordBuilder};
 use super::{Acc, Analyzer, Io};
@@ -658,6 +659,13 @@ impl Analyzer {
             self.loose_paths(acc, args);
             return;
         }
+        if let Some(by_name) = judged_by_name(name) {
+            acc.raise(by_name.risk, by_name.why.replace("{name}", name));
+            if by_name.reads_paths {
+                self.loose_paths(acc, args);
+            }
+            return;
+        }
         match name {
             "printf" => {
                 let p = parse_args(args, "v", &[]);
@@ -830,21 +838,10 @@ impl Analyzer {
             }
             "cd" | "pushd" => self.cd(acc, name, args),
             "test" | "[" => self.test_paths(acc, args),
-            "printenv" => acc.raise(
-                Moderate,
-                "printenv prints environment variables, which may hold secrets, into the chat",
-            ),
             "jq" | "gojq" | "jaq" => self.jq(acc, args),
             "sed" | "gsed" => self.sed(acc, args, depth),
             "find" | "gfind" => self.find(acc, args, depth),
             "git" => self.git(acc, args),
-            "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => {
-                acc.raise(
-                    Moderate,
-                    format!("{name} runs an awk program, which can run commands (system())"),
-                );
-                self.loose_paths(acc, args);
-            }
             "eval" => {
                 acc.raise(Moderate, "eval runs its arguments as a shell command");
                 if args.iter().any(|a| a.dynamic) {
@@ -960,26 +957,7 @@ impl Analyzer {
                 );
                 self.transfer(acc, name, args);
             }
-            "ssh" | "scp" | "sftp" | "rsync" | "nc" | "ncat" | "netcat" | "socat" | "telnet"
-            | "ftp" | "tftp" | "ssh-copy-id" | "mosh" | "sshpass" | "rclone" => {
-                acc.raise(Dangerous, format!("{name} connects to other machines"));
-                self.loose_paths(acc, args);
-            }
-            "kill" | "pkill" | "killall" | "killall5" | "skill" | "xkill" => {
-                acc.raise(Dangerous, format!("{name} stops other processes"));
-            }
-            "mke2fs" | "mkswap" | "wipefs" | "fdisk" | "sfdisk" | "gdisk" | "sgdisk" | "parted"
-            | "cryptsetup" | "losetup" | "mount" | "umount" | "swapon" | "swapoff" | "fsck"
-            | "tune2fs" | "resize2fs" | "blkdiscard" | "hdparm" | "diskutil" => {
-                acc.raise(Dangerous, format!("{name} changes disks or filesystems"));
-            }
             n if n.starts_with("mkfs") => acc.raise(Dangerous, format!("{name} formats a disk")),
-            "shutdown" | "reboot" | "halt" | "poweroff" | "init" | "telinit" => {
-                acc.raise(
-                    Dangerous,
-                    format!("{name} can turn off or restart the machine"),
-                );
-            }
             "systemctl" => {
                 let sub = args
                     .iter()
@@ -1000,12 +978,6 @@ impl Analyzer {
                     acc.raise(Dangerous, "systemctl controls system services");
                 }
             }
-            "service" | "launchctl" | "at" | "batch" | "loginctl" | "rc-service" => {
-                acc.raise(
-                    Dangerous,
-                    format!("{name} controls system services or scheduled jobs"),
-                );
-            }
             "crontab" => {
                 if args.len() == 1 && args[0].text == "-l" {
                     acc.raise(Moderate, "crontab -l prints your scheduled jobs");
@@ -1013,7 +985,6 @@ impl Analyzer {
                     acc.raise(Dangerous, "crontab changes your scheduled jobs");
                 }
             }
-            "journalctl" | "dmesg" => acc.raise(Moderate, format!("{name} reads system logs")),
             "docker" | "podman" | "nerdctl" => {
                 let sub = args
                     .iter()
@@ -1034,33 +1005,6 @@ impl Analyzer {
                         format!("{name} controls containers, which can reach the whole machine"),
                     );
                 }
-            }
-            "kubectl" | "helm" | "terraform" | "tofu" | "pulumi" | "aws" | "gcloud" | "gsutil"
-            | "az" | "gh" | "glab" | "vagrant" | "ansible" | "ansible-playbook" | "heroku"
-            | "fly" | "flyctl" | "vercel" | "netlify" | "firebase" => {
-                acc.raise(
-                    Dangerous,
-                    format!("{name} acts on remote services with your credentials"),
-                );
-            }
-            "useradd" | "userdel" | "usermod" | "groupadd" | "groupdel" | "groupmod" | "passwd"
-            | "chpasswd" | "visudo" | "chsh" | "chfn" | "adduser" | "deluser" => {
-                acc.raise(Dangerous, format!("{name} changes user accounts"));
-            }
-            "iptables" | "ip6tables" | "nft" | "ufw" | "firewall-cmd" | "route" | "ifconfig"
-            | "modprobe" | "insmod" | "rmmod" | "sysctl" | "kexec" | "setenforce" | "csrutil"
-            | "nvram" => {
-                acc.raise(
-                    Dangerous,
-                    format!("{name} changes the system configuration"),
-                );
-            }
-            "open" | "xdg-open" | "gio" | "start" => {
-                acc.raise(
-                    Moderate,
-                    format!("{name} opens a file or address with another program"),
-                );
-                self.loose_paths(acc, args);
             }
             "tar" | "gtar" | "bsdtar" => self.tar(acc, args),
             "unzip" => {

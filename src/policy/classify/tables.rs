@@ -1,7 +1,10 @@
 //! The tables behind the program rules: which programs are shells, interpreters, build and
-//! test runners, quiet printers, read-only readers (with the options that change that), and
-//! package managers (with their read-only, installing and script-running subcommands).
+//! test runners, quiet printers, judged by their name alone (network, disks, services, cloud
+//! CLIs...), read-only readers (with the options that change that), and package managers (with
+//! their read-only, installing and script-running subcommands).
 //! Kept apart from the rules so adding a program is adding a line.
+
+use crate::protocol::Risk;
 
 /// Shells: `-c` strings and here-documents are parsed as scripts.
 pub(super) const SHELLS: &[&str] = &[
@@ -35,6 +38,46 @@ pub(super) const QUIET: &[&str] = &[
     "help", "lsb_release", "sw_vers", "ulimit", "umask", "unalias", "tr", "let", "times",
     "caller", "popd",
 ];
+
+/// A program judged by its name alone: how risky any use of it is, and why.
+pub(super) struct ByName {
+    pub(super) risk: Risk,
+    /// Why, with `{name}` standing for the program as it was called.
+    pub(super) why: &'static str,
+    /// Its path-looking arguments are recorded as reads (`ssh -i key`, `open report.pdf`).
+    pub(super) reads_paths: bool,
+}
+
+const fn by_name(risk: Risk, why: &'static str, reads_paths: bool) -> ByName {
+    ByName { risk, why, reads_paths }
+}
+
+/// Programs whose every use has one risk, whatever their arguments say.
+pub(super) fn judged_by_name(name: &str) -> Option<ByName> {
+    use Risk::{Dangerous, Moderate};
+    Some(match name {
+        "printenv" => by_name(Moderate, "printenv prints environment variables, which may hold secrets, into the chat", false),
+        "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => by_name(Moderate, "{name} runs an awk program, which can run commands (system())", true),
+        "journalctl" | "dmesg" => by_name(Moderate, "{name} reads system logs", false),
+        "open" | "xdg-open" | "gio" | "start" => by_name(Moderate, "{name} opens a file or address with another program", true),
+        "ssh" | "scp" | "sftp" | "rsync" | "nc" | "ncat" | "netcat" | "socat" | "telnet" | "ftp"
+        | "tftp" | "ssh-copy-id" | "mosh" | "sshpass" | "rclone" => by_name(Dangerous, "{name} connects to other machines", true),
+        "kill" | "pkill" | "killall" | "killall5" | "skill" | "xkill" => by_name(Dangerous, "{name} stops other processes", false),
+        "mke2fs" | "mkswap" | "wipefs" | "fdisk" | "sfdisk" | "gdisk" | "sgdisk" | "parted"
+        | "cryptsetup" | "losetup" | "mount" | "umount" | "swapon" | "swapoff" | "fsck" | "tune2fs"
+        | "resize2fs" | "blkdiscard" | "hdparm" | "diskutil" => by_name(Dangerous, "{name} changes disks or filesystems", false),
+        "shutdown" | "reboot" | "halt" | "poweroff" | "init" | "telinit" => by_name(Dangerous, "{name} can turn off or restart the machine", false),
+        "service" | "launchctl" | "at" | "batch" | "loginctl" | "rc-service" => by_name(Dangerous, "{name} controls system services or scheduled jobs", false),
+        "kubectl" | "helm" | "terraform" | "tofu" | "pulumi" | "aws" | "gcloud" | "gsutil" | "az"
+        | "gh" | "glab" | "vagrant" | "ansible" | "ansible-playbook" | "heroku" | "fly" | "flyctl"
+        | "vercel" | "netlify" | "firebase" => by_name(Dangerous, "{name} acts on remote services with your credentials", false),
+        "useradd" | "userdel" | "usermod" | "groupadd" | "groupdel" | "groupmod" | "passwd"
+        | "chpasswd" | "visudo" | "chsh" | "chfn" | "adduser" | "deluser" => by_name(Dangerous, "{name} changes user accounts", false),
+        "iptables" | "ip6tables" | "nft" | "ufw" | "firewall-cmd" | "route" | "ifconfig" | "modprobe"
+        | "insmod" | "rmmod" | "sysctl" | "kexec" | "setenforce" | "csrutil" | "nvram" => by_name(Dangerous, "{name} changes the system configuration", false),
+        _ => return None,
+    })
+}
 
 /// Options of a read-only program: which take a value, which values are paths, which make
 /// the program write or run things.
