@@ -27,8 +27,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
+use rustix::process::{Pid, Signal, kill_process_group};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -376,7 +375,7 @@ impl GroupKill {
     fn kill(&mut self) {
         if let Some(pgid) = self.0.take() {
             // ESRCH (the group is already gone) is the outcome we want anyway.
-            let _ = killpg(pgid, Signal::SIGKILL);
+            let _ = kill_process_group(pgid, Signal::KILL);
         }
     }
 }
@@ -412,7 +411,7 @@ async fn run_one(hook: &Hook, root: &Path, input: &HookInput) -> Ran {
     let pgid = child
         .id()
         .and_then(|id| i32::try_from(id).ok())
-        .map(Pid::from_raw);
+        .and_then(Pid::from_raw);
     // Declared after `child`, so it is dropped first: the group dies while its leader is
     // still unreaped.
     let mut group = GroupKill(pgid);
@@ -460,7 +459,7 @@ async fn run_one(hook: &Hook, root: &Path, input: &HookInput) -> Ran {
         // Something the hook started still holds its stderr: kill the rest of its group.
         // Those processes keep the group id in use, so it cannot name another group yet.
         if let Some(pgid) = pgid {
-            let _ = killpg(pgid, Signal::SIGKILL);
+            let _ = kill_process_group(pgid, Signal::KILL);
         }
         let _ = tokio::time::timeout(LINGER_GRACE, &mut *reader).await;
         reader.abort();
@@ -488,8 +487,8 @@ async fn run_one(hook: &Hook, root: &Path, input: &HookInput) -> Ran {
             use std::os::unix::process::ExitStatusExt;
             let signal = status
                 .signal()
-                .and_then(|s| Signal::try_from(s).ok())
-                .map_or_else(|| "a signal".to_string(), |s| s.as_str().to_string());
+                .and_then(crate::signals::name)
+                .unwrap_or("a signal");
             Ran::Failed(with_stderr(format!("was killed by {signal}"), &stderr))
         }
     }

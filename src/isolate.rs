@@ -41,9 +41,15 @@ use std::ffi::CString;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
-use nix::mount::{MsFlags, mount};
-use nix::sched::{CloneFlags, unshare};
+use rustix::mount::{
+    MountFlags, MountPropagationFlags, mount, mount_bind, mount_bind_recursive, mount_change,
+    mount_remount,
+};
+use rustix::process::{Signal, WaitOptions};
+use rustix::thread::UnshareFlags;
 use serde::{Deserialize, Serialize};
+
+use crate::signals::{self, Fork};
 
 /// `argv[1]` that makes the supervisor binary only probe for namespace support.
 pub const PROBE_ARG: &str = "__ground-link-probe-namespaces";
@@ -177,25 +183,21 @@ fn keep(path: &Path, writable: bool) -> Option<Kept> {
 /// waits for that one and exits with its status, never returning.
 pub fn enter(iso: &Isolation, uid: u32, gid: u32) -> Result<(), String> {
     // IPC: the host's System V shared memory, semaphores and message queues are out of reach.
-    let mut flags = CloneFlags::CLONE_NEWUSER
-        | CloneFlags::CLONE_NEWNS
-        | CloneFlags::CLONE_NEWPID
-        | CloneFlags::CLONE_NEWIPC;
+    let mut flags =
+        UnshareFlags::NEWUSER | UnshareFlags::NEWNS | UnshareFlags::NEWPID | UnshareFlags::NEWIPC;
     if !iso.network {
-        flags |= CloneFlags::CLONE_NEWNET;
+        flags |= UnshareFlags::NEWNET;
     }
-    unshare(flags)
+    // SAFETY: no `FILES` in the flags, so no thread is left with a descriptor table of another.
+    unsafe { rustix::thread::unshare_unsafe(flags) }
         .map_err(|e| format!("unshare (user, mount, PID, IPC, network namespaces): {e}"))?;
     // Map only ourselves: the command keeps its own identity and gains nothing on the host.
     map_ids(uid, gid)?;
     become_init()?;
     // Our mounts must not propagate back to the host.
-    mount(
-        None::<&str>,
+    mount_change(
         "/",
-        None::<&str>,
-        MsFlags::MS_REC | MsFlags::MS_PRIVATE,
-        None::<&str>,
+        MountPropagationFlags::REC | MountPropagationFlags::PRIVATE,
     )
     .map_err(|e| format!("make mounts private: {e}"))?;
     // What is bound back into covers is opened before any cover hides it (and after the
@@ -230,8 +232,8 @@ pub fn enter(iso: &Isolation, uid: u32, gid: u32) -> Result<(), String> {
         let inside = |t: &str| root.as_ref().filter(|_| iso.root.starts_with(t));
         for t in ["/tmp", "/var/tmp", "/dev/shm"] {
             if iso.root != Path::new(t) && Path::new(t).is_dir() {
-                let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV;
-                mount(Some(EXEC_MARK), t, Some("tmpfs"), flags, Some("mode=1777"))
+                let flags = MountFlags::NOSUID | MountFlags::NODEV;
+                mount(EXEC_MARK, t, "tmpfs", flags, c"mode=1777")
                     .map_err(|e| format!("a private {t}: {e}"))?;
                 if let Some(k) = inside(t) {
                     bind_back(k)?;
@@ -277,26 +279,20 @@ fn private_pts() -> Result<(), String> {
     if !pts.is_dir() {
         return Ok(());
     }
-    let flags = MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC;
+    let flags = MountFlags::NOSUID | MountFlags::NOEXEC;
     let fresh = mount(
-        Some("devpts"),
+        "devpts",
         pts,
-        Some("devpts"),
+        "devpts",
         flags,
-        Some("newinstance,ptmxmode=0666,mode=0620"),
+        c"newinstance,ptmxmode=0666,mode=0620",
     );
     let ptmx = Path::new("/dev/ptmx");
     match fresh {
         Ok(()) => {
             if std::fs::symlink_metadata(ptmx).is_ok_and(|m| !m.file_type().is_symlink()) {
-                mount(
-                    Some("/dev/pts/ptmx"),
-                    ptmx,
-                    None::<&str>,
-                    MsFlags::MS_BIND,
-                    None::<&str>,
-                )
-                .map_err(|e| format!("point /dev/ptmx at the private /dev/pts: {e}"))?;
+                mount_bind("/dev/pts/ptmx", ptmx)
+                    .map_err(|e| format!("point /dev/ptmx at the private /dev/pts: {e}"))?;
             }
             Ok(())
         }
@@ -318,8 +314,8 @@ fn private_mqueue() -> Result<(), String> {
     if !mq.is_dir() {
         return Ok(());
     }
-    let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC;
-    match mount(Some("mqueue"), mq, Some("mqueue"), flags, None::<&str>) {
+    let flags = MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC;
+    match mount("mqueue", mq, "mqueue", flags, None) {
         Ok(()) => Ok(()),
         Err(_) => hide(mq, &[]),
     }
@@ -328,41 +324,29 @@ fn private_mqueue() -> Result<(), String> {
 /// Covers the folder `p` with an empty read-only tmpfs and binds `kept` (below it) back in at
 /// their own paths, writable or read-only as each says, parents before children.
 fn cover(p: &Path, kept: &[&Kept]) -> Result<(), String> {
-    let ro = MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC | MsFlags::MS_RDONLY;
+    let ro = MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC | MountFlags::RDONLY;
     let mut kept: Vec<&&Kept> = kept
         .iter()
         .filter(|k| k.path.starts_with(p) && k.path != p)
         .collect();
     if kept.is_empty() {
-        return mount(
-            Some(EXEC_MARK),
-            p,
-            Some("tmpfs"),
-            ro,
-            Some("size=4k,mode=0555"),
-        )
-        .map_err(|e| format!("hide {}: {e}", p.display()));
+        return mount(EXEC_MARK, p, "tmpfs", ro, c"size=4k,mode=0555")
+            .map_err(|e| format!("hide {}: {e}", p.display()));
     }
     kept.sort_by_key(|k| k.path.components().count());
     mount(
-        Some(EXEC_MARK),
+        EXEC_MARK,
         p,
-        Some("tmpfs"),
-        ro - MsFlags::MS_RDONLY,
-        Some("size=64k,mode=0755"),
+        "tmpfs",
+        ro - MountFlags::RDONLY,
+        c"size=64k,mode=0755",
     )
     .map_err(|e| format!("hide {}: {e}", p.display()))?;
     for k in kept {
         bind_back(k)?;
     }
-    mount(
-        None::<&str>,
-        p,
-        None::<&str>,
-        MsFlags::MS_REMOUNT | ro,
-        Some("mode=0555"),
-    )
-    .map_err(|e| format!("make the cover of {} read-only: {e}", p.display()))
+    mount_remount(p, ro, "mode=0555")
+        .map_err(|e| format!("make the cover of {} read-only: {e}", p.display()))
 }
 
 /// Binds what `k` opened onto the same path, read-only unless it is writable (the root).
@@ -384,14 +368,7 @@ fn bind_back(k: &Kept) -> Result<(), String> {
         made.map_err(|e| fail(&e))?;
     }
     let source = format!("/proc/self/fd/{}", k.fd.as_raw_fd());
-    mount(
-        Some(source.as_str()),
-        path,
-        None::<&str>,
-        MsFlags::MS_BIND | MsFlags::MS_REC,
-        None::<&str>,
-    )
-    .map_err(|e| fail(&e))?;
+    mount_bind_recursive(source.as_str(), path).map_err(|e| fail(&e))?;
     if k.writable {
         Ok(())
     } else {
@@ -411,17 +388,16 @@ fn map_ids(uid: u32, gid: u32) -> Result<(), String> {
 /// left in the namespace; when the supervisor kills this process, the parent-death signal
 /// takes the child (and with it the namespace) along.
 fn become_init() -> Result<(), String> {
-    use nix::libc;
     // SAFETY: the caller is a single-threaded, freshly forked child (see `enter`).
-    match unsafe { nix::unistd::fork() }.map_err(|e| format!("fork the namespace's init: {e}"))? {
-        nix::unistd::ForkResult::Child => {
+    match unsafe { signals::fork() }.map_err(|e| format!("fork the namespace's init: {e}"))? {
+        Fork::Child => {
             // A waiter killed before this prctl leaves the child to the supervisor, which is
             // the subreaper and kills every descendant it finds (it cannot tell from here:
             // the waiter is outside this PID namespace, invisible).
-            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
+            rustix::process::set_parent_process_death_signal(Some(Signal::KILL))
                 .map_err(|e| format!("PR_SET_PDEATHSIG: {e}"))
         }
-        nix::unistd::ForkResult::Parent { child } => {
+        Fork::Parent(child) => {
             // Hold nothing open: std's exec-status pipe must close when the child execs (or
             // `spawn` would wait for the whole command), and the output pipes when it ends.
             // SAFETY: plain syscalls; nothing below uses a descriptor.
@@ -433,28 +409,24 @@ fn become_init() -> Result<(), String> {
                 }
             }
             let code = loop {
-                match nix::sys::wait::waitpid(child, None) {
-                    Ok(nix::sys::wait::WaitStatus::Exited(_, code)) => break code,
-                    Ok(nix::sys::wait::WaitStatus::Signaled(_, signal, _)) => {
-                        // Die of the same signal, so the report says "killed by signal N".
-                        let _ = nix::sys::signal::sigprocmask(
-                            nix::sys::signal::SigmaskHow::SIG_SETMASK,
-                            Some(&nix::sys::signal::SigSet::empty()),
-                            None,
-                        );
-                        // SAFETY: restores the default action for the signal we then raise.
-                        unsafe {
-                            let _ = nix::sys::signal::signal(
-                                signal,
-                                nix::sys::signal::SigHandler::SigDfl,
-                            );
-                        }
-                        let _ = nix::sys::signal::raise(signal);
-                        break 128 + signal as i32;
-                    }
-                    Ok(_) => continue,
-                    Err(nix::errno::Errno::EINTR) => continue,
+                let status = match rustix::process::waitpid(Some(child), WaitOptions::empty()) {
+                    Ok(Some((_, status))) => status,
+                    Ok(None) | Err(rustix::io::Errno::INTR) => continue,
                     Err(_) => break 126,
+                };
+                if let Some(code) = status.exit_status() {
+                    break code;
+                }
+                if let Some(raw) = status.terminating_signal() {
+                    // Only a named signal is raised again; a real-time one ends in 126.
+                    let Some(signal) = Signal::from_named_raw(raw) else {
+                        break 126;
+                    };
+                    // Die of the same signal, so the report says "killed by signal N".
+                    let _ = signals::unblock_all();
+                    let _ = signals::reset_to_default(signal);
+                    let _ = signals::raise(signal);
+                    break 128 + raw;
                 }
             };
             // SAFETY: leaves without running destructors or atexit handlers of the parent's
@@ -472,8 +444,8 @@ fn become_init() -> Result<(), String> {
 /// another domain's `/proc/<pid>` entries (every mode, where a domain is applied), and without
 /// capabilities a command cannot open a more privileged process's.
 fn own_proc() {
-    let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC;
-    let _ = mount(Some("proc"), "/proc", Some("proc"), flags, None::<&str>);
+    let flags = MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC;
+    let _ = mount("proc", "/proc", "proc", flags, None);
 }
 
 /// Every folder above a cover is pinned (bound onto itself): a mount point cannot be renamed,
@@ -491,14 +463,7 @@ fn pin_ancestors(iso: &Isolation) -> Result<(), String> {
     above.dedup();
     for a in above {
         if a.is_dir() {
-            mount(
-                Some(a),
-                a,
-                None::<&str>,
-                MsFlags::MS_BIND | MsFlags::MS_REC,
-                None::<&str>,
-            )
-            .map_err(|e| format!("pin {}: {e}", a.display()))?;
+            mount_bind_recursive(a, a).map_err(|e| format!("pin {}: {e}", a.display()))?;
         }
     }
     Ok(())
@@ -509,7 +474,8 @@ fn pin_ancestors(iso: &Isolation) -> Result<(), String> {
 /// than the one that mounted, so the kernel locks every mount it inherits; the emptied
 /// bounding set leaves the command no capability after `exec`, whatever its uid.
 fn lock(uid: u32, gid: u32) -> Result<(), String> {
-    unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS)
+    // SAFETY: no `FILES` in the flags (see `enter`).
+    unsafe { rustix::thread::unshare_unsafe(UnshareFlags::NEWUSER | UnshareFlags::NEWNS) }
         .map_err(|e| format!("unshare (nested user and mount namespace): {e}"))?;
     map_ids(uid, gid)?;
     // A second line, where the kernel lets us: no user namespace of its own means no
@@ -547,14 +513,7 @@ fn hide(p: &Path, reveal: &[PathBuf]) -> Result<(), String> {
         return Ok(());
     };
     if !md.is_dir() {
-        mount(
-            Some("/dev/null"),
-            p,
-            None::<&str>,
-            MsFlags::MS_BIND,
-            None::<&str>,
-        )
-        .map_err(|e| format!("hide {}: {e}", p.display()))?;
+        mount_bind("/dev/null", p).map_err(|e| format!("hide {}: {e}", p.display()))?;
         return remount_read_only(p);
     }
     // Opened before the cover hides them (an O_PATH descriptor reads nothing by itself).
@@ -570,14 +529,7 @@ fn make_read_only(p: &Path) -> Result<(), String> {
     if std::fs::metadata(p).is_err() {
         return Ok(());
     }
-    mount(
-        Some(p),
-        p,
-        None::<&str>,
-        MsFlags::MS_BIND | MsFlags::MS_REC,
-        None::<&str>,
-    )
-    .map_err(|e| format!("bind {}: {e}", p.display()))?;
+    mount_bind_recursive(p, p).map_err(|e| format!("bind {}: {e}", p.display()))?;
     remount_read_only(p)
 }
 
@@ -588,26 +540,25 @@ fn remount_read_only(p: &Path) -> Result<(), String> {
     let have = rustix::fs::statvfs(p)
         .map_err(|e| format!("statvfs {}: {e}", p.display()))?
         .f_flag;
-    let mut flags = MsFlags::MS_BIND | MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY;
+    let mut flags = MountFlags::BIND | MountFlags::RDONLY;
     for (st, ms) in [
-        (F::NOSUID, MsFlags::MS_NOSUID),
-        (F::NODEV, MsFlags::MS_NODEV),
-        (F::NOEXEC, MsFlags::MS_NOEXEC),
-        (F::NOATIME, MsFlags::MS_NOATIME),
-        (F::NODIRATIME, MsFlags::MS_NODIRATIME),
-        (F::RELATIME, MsFlags::MS_RELATIME),
+        (F::NOSUID, MountFlags::NOSUID),
+        (F::NODEV, MountFlags::NODEV),
+        (F::NOEXEC, MountFlags::NOEXEC),
+        (F::NOATIME, MountFlags::NOATIME),
+        (F::NODIRATIME, MountFlags::NODIRATIME),
+        (F::RELATIME, MountFlags::RELATIME),
     ] {
         if have.contains(st) {
             flags |= ms;
         }
     }
-    mount(None::<&str>, p, None::<&str>, flags, None::<&str>)
-        .map_err(|e| format!("make {} read-only: {e}", p.display()))
+    // The data is ignored for a bind remount.
+    mount_remount(p, flags, "").map_err(|e| format!("make {} read-only: {e}", p.display()))
 }
 
 /// Bring `lo` up in the fresh network namespace (it starts down).
 fn loopback_up() -> Result<(), String> {
-    use nix::libc;
     let name = CString::new("lo").map_err(|e| e.to_string())?;
     // SAFETY: plain syscalls on a socket we own and a zeroed `ifreq` whose name we fill
     // within its bounds ("lo" plus NUL is 3 of IFNAMSIZ bytes).
@@ -670,8 +621,8 @@ fn probe_in_child(dir: &Path) -> i32 {
     let uid = rustix::process::getuid().as_raw();
     let gid = rustix::process::getgid().as_raw();
     // SAFETY: single-threaded (see above); the child only sets up namespaces and exits.
-    match unsafe { nix::unistd::fork() } {
-        Ok(nix::unistd::ForkResult::Child) => {
+    match unsafe { signals::fork() } {
+        Ok(Fork::Child) => {
             // Like a command, the probe works in its root (the folder it started in may be
             // covered, a private /tmp for one).
             if let Err(e) = std::env::set_current_dir(dir) {
@@ -690,9 +641,9 @@ fn probe_in_child(dir: &Path) -> i32 {
             };
             std::process::exit(code);
         }
-        Ok(nix::unistd::ForkResult::Parent { child }) => {
-            match nix::sys::wait::waitpid(child, None) {
-                Ok(nix::sys::wait::WaitStatus::Exited(_, code)) => code,
+        Ok(Fork::Parent(child)) => {
+            match rustix::process::waitpid(Some(child), WaitOptions::empty()) {
+                Ok(Some((_, status))) => status.exit_status().unwrap_or(1),
                 _ => 1,
             }
         }

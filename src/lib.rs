@@ -23,6 +23,7 @@ pub mod protocol;
 pub mod quarantine;
 pub mod random;
 pub mod reply;
+pub mod signals;
 pub mod supervisor;
 #[doc(hidden)]
 pub mod testing;

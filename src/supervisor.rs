@@ -47,7 +47,7 @@
 
 use std::ffi::OsStr;
 use std::io::{Read, Write};
-use std::os::fd::{AsFd, AsRawFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
@@ -58,11 +58,10 @@ use landlock::{
     ABI, AccessFs, CompatLevel, Compatible, LandlockStatus, PathBeneath, PathFd, RestrictSelf,
     Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr, RulesetStatus, Scope,
 };
-use nix::sys::signal::{SigHandler, SigSet, SigmaskHow, Signal, sigprocmask};
-use nix::sys::signalfd::{SfdFlags, SignalFd};
-use rustix::process::{Pid, WaitOptions, WaitStatus};
+use rustix::process::{Pid, Signal, WaitOptions, WaitStatus};
 use serde::{Deserialize, Serialize};
 
+use crate::signals::{self, SigSet};
 use crate::tools::exec::Confinement;
 
 /// `argv[1]` that turns a host binary into a supervisor.
@@ -75,18 +74,16 @@ const MAX_REQUEST_BYTES: u64 = 4 << 20;
 /// stuck in uninterruptible sleep, or setuid ones).
 const CLEANUP_LIMIT: Duration = Duration::from_secs(5);
 
-/// Signal the kernel sends when the engine thread that spawned us exits (the same signal in
-/// both crates' spelling).
-const PDEATH_SIGNAL: Signal = Signal::SIGUSR1;
-const PDEATH_SIGNAL_RUSTIX: rustix::process::Signal = rustix::process::Signal::USR1;
+/// Signal the kernel sends when the engine thread that spawned us exits.
+const PDEATH_SIGNAL: Signal = Signal::USR1;
 
 /// Signals the supervisor takes from its signalfd instead of dying of them.
 const WATCHED_SIGNALS: [Signal; 6] = [
-    Signal::SIGCHLD,
-    Signal::SIGTERM,
-    Signal::SIGINT,
-    Signal::SIGHUP,
-    Signal::SIGQUIT,
+    Signal::CHILD,
+    Signal::TERM,
+    Signal::INT,
+    Signal::HUP,
+    Signal::QUIT,
     PDEATH_SIGNAL,
 ];
 
@@ -186,7 +183,7 @@ fn supervise(engine_pid: i32) -> i32 {
 /// Process-level state established before the request is read.
 struct Setup {
     engine_pid: i32,
-    signals: SignalFd,
+    signals: OwnedFd,
 }
 
 /// Threads in this process, from `/proc/self/task`.
@@ -217,18 +214,20 @@ impl Setup {
             // An ignored signal never reaches the signalfd (a host started under `nohup`
             // ignores SIGHUP), and an ignored SIGCHLD would make the kernel auto-reap `sh`
             // before we learn its status.
-            // SAFETY: installs the default disposition; no handler code runs in signal context.
-            unsafe { nix::sys::signal::signal(signal, SigHandler::SigDfl) }
-                .map_err(|e| format!("supervisor: could not reset {signal}: {e}"))?;
+            signals::reset_to_default(signal).map_err(|e| {
+                format!(
+                    "supervisor: could not reset {}: {e}",
+                    signals::name(signal.as_raw()).unwrap_or("a signal")
+                )
+            })?;
             mask.add(signal);
         }
         // Single-threaded process: the process mask is this thread's mask. The shell's child
         // clears it again before exec (see `spawn_shell`).
-        sigprocmask(SigmaskHow::SIG_BLOCK, Some(&mask), None)
-            .map_err(|e| format!("supervisor: could not block signals: {e}"))?;
-        let signals = SignalFd::with_flags(&mask, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)
+        signals::block(&mask).map_err(|e| format!("supervisor: could not block signals: {e}"))?;
+        let signals = signals::signalfd(&mask)
             .map_err(|e| format!("supervisor: could not create a signalfd: {e}"))?;
-        rustix::process::set_parent_process_death_signal(Some(PDEATH_SIGNAL_RUSTIX))
+        rustix::process::set_parent_process_death_signal(Some(PDEATH_SIGNAL))
             .map_err(|e| format!("supervisor: PR_SET_PDEATHSIG failed: {e}"))?;
         // The engine may have died before the prctl above took effect.
         if !engine_alive(engine_pid) {
@@ -326,12 +325,11 @@ impl Setup {
                 Err(_) => return End::Cancelled,
             };
             if signal_ready {
-                while let Ok(Some(info)) = self.signals.read_signal() {
-                    let signo = info.ssi_signo as i32;
-                    if signo == Signal::SIGCHLD as i32 {
+                while let Ok(Some(signo)) = signals::next_signal(&self.signals) {
+                    if signo == Signal::CHILD.as_raw() {
                         continue;
                     }
-                    if signo == PDEATH_SIGNAL as i32 && engine_alive(self.engine_pid) {
+                    if signo == PDEATH_SIGNAL.as_raw() && engine_alive(self.engine_pid) {
                         // Only the engine thread that spawned us exited; the engine lives on.
                         continue;
                     }
@@ -473,11 +471,10 @@ fn check_version(engine: &str) -> Result<(), String> {
 
 /// Waits for either descriptor to become readable (or hang up). Returns which ones did.
 fn poll2(
-    signals: &SignalFd,
+    signals: &OwnedFd,
     control: &UnixStream,
     timeout_ms: i32,
 ) -> std::io::Result<(bool, bool)> {
-    use nix::libc;
     let mut fds = [
         libc::pollfd {
             fd: signals.as_fd().as_raw_fd(),
@@ -816,20 +813,20 @@ pub(crate) fn probe_confinement() -> Confinement {
 /// the person's (`keyctl` on `@s` would read the keys their login session holds). A kernel
 /// without keyrings has nothing to leave; any other failure stops the command (fail closed).
 fn leave_session_keyring() -> Result<(), String> {
-    const KEYCTL_JOIN_SESSION_KEYRING: nix::libc::c_long = 1;
+    const KEYCTL_JOIN_SESSION_KEYRING: libc::c_long = 1;
     // SAFETY: a plain syscall; a null name asks for a new anonymous keyring.
     let r = unsafe {
-        nix::libc::syscall(
-            nix::libc::SYS_keyctl,
+        libc::syscall(
+            libc::SYS_keyctl,
             KEYCTL_JOIN_SESSION_KEYRING,
-            std::ptr::null::<nix::libc::c_char>(),
+            std::ptr::null::<libc::c_char>(),
         )
     };
     if r >= 0 {
         return Ok(());
     }
     let err = std::io::Error::last_os_error();
-    if err.raw_os_error() == Some(nix::libc::ENOSYS) {
+    if err.raw_os_error() == Some(libc::ENOSYS) {
         return Ok(());
     }
     Err(format!("join a fresh session keyring: {err}"))
@@ -868,16 +865,16 @@ fn spawn_shell(
         command.pre_exec(move || {
             // posix_spawn would hand our blocked-signal mask to `sh` (std does not reset it),
             // and a shell with SIGTERM blocked ignores `kill`.
-            sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None)?;
+            signals::unblock_all()?;
             if let Err(e) = leave_session_keyring() {
                 let _ = rustix::io::write(&err_tx, e.as_bytes());
-                return Err(std::io::Error::from_raw_os_error(nix::libc::EPERM));
+                return Err(std::io::Error::from_raw_os_error(libc::EPERM));
             }
             if let Some(iso) = &isolation {
                 if let Err(e) = crate::isolate::enter(iso, uid, gid) {
                     let error = format!("namespaces: {e}");
                     let _ = rustix::io::write(&err_tx, error.as_bytes());
-                    return Err(std::io::Error::from_raw_os_error(nix::libc::EPERM));
+                    return Err(std::io::Error::from_raw_os_error(libc::EPERM));
                 }
             }
             if let Some((abi, roots)) = &rebuild {
@@ -885,7 +882,7 @@ fn spawn_shell(
                     Ok(fresh) => slot = Some(fresh),
                     Err(e) => {
                         let _ = rustix::io::write(&err_tx, e.as_bytes());
-                        return Err(std::io::Error::from_raw_os_error(nix::libc::EPERM));
+                        return Err(std::io::Error::from_raw_os_error(libc::EPERM));
                     }
                 }
             }
@@ -898,7 +895,7 @@ fn spawn_shell(
                 Err(e) => e.to_string(),
             };
             let _ = rustix::io::write(&err_tx, error.as_bytes());
-            Err(std::io::Error::from_raw_os_error(nix::libc::EPERM))
+            Err(std::io::Error::from_raw_os_error(libc::EPERM))
         });
     }
     let spawned = command.spawn();
@@ -992,11 +989,6 @@ mod tests {
             serde_json::from_value::<Request>(line).is_err(),
             "unknown field accepted"
         );
-    }
-
-    #[test]
-    fn pdeath_signal_spellings_agree() {
-        assert_eq!(PDEATH_SIGNAL as i32, PDEATH_SIGNAL_RUSTIX.as_raw());
     }
 
     #[test]

@@ -173,9 +173,9 @@ impl Fd3 for Command {
             self.pre_exec(move || {
                 // dup2 onto itself would leave close-on-exec set.
                 let r = if fd == 3 {
-                    nix::libc::fcntl(3, nix::libc::F_SETFD, 0)
+                    libc::fcntl(3, libc::F_SETFD, 0)
                 } else {
-                    nix::libc::dup2(fd, 3)
+                    libc::dup2(fd, 3)
                 };
                 if r < 0 {
                     return Err(std::io::Error::last_os_error());

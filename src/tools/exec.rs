@@ -309,8 +309,8 @@ fn human_duration(d: Duration) -> String {
 }
 
 fn signal_name(signal: i32) -> String {
-    nix::sys::signal::Signal::try_from(signal)
-        .map(|s| format!(" ({})", s.as_str()))
+    crate::signals::name(signal)
+        .map(|s| format!(" ({s})"))
         .unwrap_or_default()
 }
 
@@ -625,10 +625,9 @@ impl SupervisorGuard {
     fn terminate(&self) {
         // `id()` is `None` once the child was reaped, so the pid cannot have been recycled.
         if let Some(pid) = self.child.id().and_then(|p| i32::try_from(p).ok()) {
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(pid),
-                nix::sys::signal::Signal::SIGTERM,
-            );
+            if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+            }
         }
     }
 }
