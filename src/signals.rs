@@ -1,116 +1,66 @@
 //! The process-wide signal state (dispositions, the blocked mask, a `signalfd`, `raise`) and
-//! `fork`: the only calls rustix does not wrap, so they go to libc here, in one place. rustix
-//! leaves them out on purpose — the C library owns that state (glibc reserves signals of its
-//! own and runs atfork handlers), and going round it would corrupt its bookkeeping. Every other
-//! syscall the crate makes goes through rustix.
+//! `fork`: the only calls rustix does not wrap (it leaves them to the C library on purpose —
+//! glibc reserves signals of its own and runs atfork handlers), so they go through `nix` here,
+//! in one place. Every other syscall the crate makes goes through rustix.
 
 use std::io;
-use std::os::fd::{AsFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 
+use nix::sys::signal::{self as nix_signal, SigHandler, SigmaskHow};
+use nix::sys::signalfd::{SfdFlags, SignalFd};
 use rustix::process::{Pid, Signal};
 
-/// The named signals and how `kill -l` and the man pages spell them (what a report shows).
-const NAMES: [(Signal, &str); 31] = [
-    (Signal::HUP, "SIGHUP"),
-    (Signal::INT, "SIGINT"),
-    (Signal::QUIT, "SIGQUIT"),
-    (Signal::ILL, "SIGILL"),
-    (Signal::TRAP, "SIGTRAP"),
-    (Signal::ABORT, "SIGABRT"),
-    (Signal::BUS, "SIGBUS"),
-    (Signal::FPE, "SIGFPE"),
-    (Signal::KILL, "SIGKILL"),
-    (Signal::USR1, "SIGUSR1"),
-    (Signal::SEGV, "SIGSEGV"),
-    (Signal::USR2, "SIGUSR2"),
-    (Signal::PIPE, "SIGPIPE"),
-    (Signal::ALARM, "SIGALRM"),
-    (Signal::TERM, "SIGTERM"),
-    (Signal::STKFLT, "SIGSTKFLT"),
-    (Signal::CHILD, "SIGCHLD"),
-    (Signal::CONT, "SIGCONT"),
-    (Signal::STOP, "SIGSTOP"),
-    (Signal::TSTP, "SIGTSTP"),
-    (Signal::TTIN, "SIGTTIN"),
-    (Signal::TTOU, "SIGTTOU"),
-    (Signal::URG, "SIGURG"),
-    (Signal::XCPU, "SIGXCPU"),
-    (Signal::XFSZ, "SIGXFSZ"),
-    (Signal::VTALARM, "SIGVTALRM"),
-    (Signal::PROF, "SIGPROF"),
-    (Signal::WINCH, "SIGWINCH"),
-    (Signal::IO, "SIGIO"),
-    (Signal::POWER, "SIGPWR"),
-    (Signal::SYS, "SIGSYS"),
-];
-
-/// `SIGKILL` for 9; `None` for a number that is not a named signal (a real-time one).
+/// How `kill -l` and the man pages spell signal `signo` (`SIGKILL` for 9); `None` for a number
+/// that is not a named signal (a real-time one).
 pub fn name(signo: i32) -> Option<&'static str> {
-    NAMES
-        .iter()
-        .find(|(s, _)| s.as_raw() == signo)
-        .map(|(_, name)| *name)
+    nix_signal::Signal::try_from(signo).ok().map(|s| s.as_str())
+}
+
+/// rustix's name for a signal, in nix's terms (every named signal has one).
+fn to_nix(signal: Signal) -> io::Result<nix_signal::Signal> {
+    nix_signal::Signal::try_from(signal.as_raw()).map_err(io::Error::from)
 }
 
 /// A set of signals, for [`block`] and [`signalfd`].
-pub struct SigSet(libc::sigset_t);
+pub struct SigSet(nix_signal::SigSet);
 
 impl SigSet {
     pub fn empty() -> Self {
-        // SAFETY: sigemptyset initialises the whole set it is given.
-        unsafe {
-            let mut set = std::mem::zeroed();
-            libc::sigemptyset(&mut set);
-            SigSet(set)
-        }
+        SigSet(nix_signal::SigSet::empty())
     }
 
-    pub fn add(&mut self, signal: Signal) {
-        // SAFETY: the set is initialised and every named signal is a valid member.
-        unsafe {
-            libc::sigaddset(&mut self.0, signal.as_raw());
-        }
+    pub fn add(&mut self, signal: Signal) -> io::Result<()> {
+        self.0.add(to_nix(signal)?);
+        Ok(())
     }
 }
 
 /// Gives `signal` its default action (the disposition, not a handler: no code of ours ever
 /// runs in signal context).
 pub fn reset_to_default(signal: Signal) -> io::Result<()> {
-    // SAFETY: SIG_DFL installs no handler.
-    if unsafe { libc::signal(signal.as_raw(), libc::SIG_DFL) } == libc::SIG_ERR {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    // SAFETY: SIG_DFL installs no handler, so no code runs in signal context.
+    unsafe { nix_signal::signal(to_nix(signal)?, SigHandler::SigDfl) }
+        .map(drop)
+        .map_err(io::Error::from)
 }
 
 /// Adds `set` to the blocked mask (`SIG_BLOCK`).
 pub fn block(set: &SigSet) -> io::Result<()> {
-    set_mask(libc::SIG_BLOCK, set)
+    nix_signal::sigprocmask(SigmaskHow::SIG_BLOCK, Some(&set.0), None).map_err(io::Error::from)
 }
 
 /// Blocks nothing (`SIG_SETMASK` with an empty set). Async-signal-safe: no allocation, so it
 /// may run in a forked child.
 pub fn unblock_all() -> io::Result<()> {
-    set_mask(libc::SIG_SETMASK, &SigSet::empty())
-}
-
-fn set_mask(how: libc::c_int, set: &SigSet) -> io::Result<()> {
-    // SAFETY: `set` is an initialised sigset_t; the old mask is not asked for.
-    match unsafe { libc::sigprocmask(how, &set.0, std::ptr::null_mut()) } {
-        0 => Ok(()),
-        _ => Err(io::Error::last_os_error()),
-    }
+    let none = nix_signal::SigSet::empty();
+    nix_signal::sigprocmask(SigmaskHow::SIG_SETMASK, Some(&none), None).map_err(io::Error::from)
 }
 
 /// A non-blocking, close-on-exec `signalfd` for `set` (which should be blocked).
 pub fn signalfd(set: &SigSet) -> io::Result<OwnedFd> {
-    // SAFETY: `set` is an initialised sigset_t; -1 asks for a new descriptor.
-    let fd = unsafe { libc::signalfd(-1, &set.0, libc::SFD_NONBLOCK | libc::SFD_CLOEXEC) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: the kernel just returned this descriptor and nothing else owns it.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    SignalFd::with_flags(&set.0, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)
+        .map(OwnedFd::from)
+        .map_err(io::Error::from)
 }
 
 /// The number of the next pending signal on a [`signalfd`], `None` once none is left.
@@ -130,11 +80,7 @@ pub fn next_signal(fd: impl AsFd) -> io::Result<Option<i32>> {
 
 /// Sends `signal` to the calling thread.
 pub fn raise(signal: Signal) -> io::Result<()> {
-    // SAFETY: a plain call; the caller chose the disposition the signal meets.
-    match unsafe { libc::raise(signal.as_raw()) } {
-        0 => Ok(()),
-        _ => Err(io::Error::last_os_error()),
-    }
+    nix_signal::raise(to_nix(signal)?).map_err(io::Error::from)
 }
 
 /// Which side of [`fork`] this is.
@@ -143,19 +89,18 @@ pub enum Fork {
     Parent(Pid),
 }
 
-/// `fork(2)` through libc, so its atfork handlers run.
+/// `fork(2)` through the C library, so its atfork handlers run.
 ///
 /// # Safety
 /// As for `fork` itself: the caller must be single-threaded, or the child may only make
 /// async-signal-safe calls until it execs or exits.
 pub unsafe fn fork() -> io::Result<Fork> {
     // SAFETY: the caller upholds the contract above.
-    match unsafe { libc::fork() } {
-        0 => Ok(Fork::Child),
-        pid if pid > 0 => Pid::from_raw(pid)
+    match unsafe { nix::unistd::fork() }.map_err(io::Error::from)? {
+        nix::unistd::ForkResult::Child => Ok(Fork::Child),
+        nix::unistd::ForkResult::Parent { child } => Pid::from_raw(child.as_raw())
             .map(Fork::Parent)
-            .ok_or_else(io::Error::last_os_error),
-        _ => Err(io::Error::last_os_error()),
+            .ok_or_else(|| io::Error::other("fork returned no child pid")),
     }
 }
 
@@ -171,5 +116,14 @@ mod tests {
         assert_eq!(name(libc::SIGPWR), Some("SIGPWR"));
         assert_eq!(name(libc::SIGRTMIN()), None);
         assert_eq!(name(0), None);
+    }
+
+    #[test]
+    fn every_named_signal_has_a_nix_name() {
+        for raw in 1..32 {
+            if let Some(signal) = Signal::from_named_raw(raw) {
+                assert!(to_nix(signal).is_ok(), "signal {raw}");
+            }
+        }
     }
 }

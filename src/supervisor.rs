@@ -220,7 +220,8 @@ impl Setup {
                     signals::name(signal.as_raw()).unwrap_or("a signal")
                 )
             })?;
-            mask.add(signal);
+            mask.add(signal)
+                .map_err(|e| format!("supervisor: could not watch a signal: {e}"))?;
         }
         // Single-threaded process: the process mask is this thread's mask. The shell's child
         // clears it again before exec (see `spawn_shell`).
