@@ -14,6 +14,8 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::json;
 
+use ground_link::bridge::sign;
+
 use crate::bridge::{Server, TOKEN, audit_lines, raw};
 use crate::util::Fixture;
 
@@ -460,11 +462,10 @@ fn the_stdio_relay_reaches_the_same_engine_with_a_client_token() {
     );
     let token_file = f.base().join("codex.token");
     std::fs::write(&token_file, clients.add("codex").unwrap()).unwrap();
+    let approver = Arc::new(NamingApprover::default());
     let mut server = Server::start(
         &f,
-        Arc::new(DenyApprover {
-            reason: Some("not today".into()),
-        }),
+        approver.clone(),
         ApprovalMode::Ask,
         Duration::from_secs(5),
     );
@@ -495,6 +496,12 @@ fn the_stdio_relay_reaches_the_same_engine_with_a_client_token() {
     });
     server.shutdown();
     assert!(!f.root.join("x.txt").exists());
+    // The relay signs with the client's key: the person's question and the audit log name the
+    // client, as they do for its bearer token.
+    assert_eq!(
+        *approver.asked.lock().unwrap(),
+        vec![Some("codex".to_owned())]
+    );
     let lines = audit_lines(&f);
     assert!(
         lines
@@ -502,6 +509,265 @@ fn the_stdio_relay_reaches_the_same_engine_with_a_client_token() {
             .any(|l| l["client"] == "codex" && l["tool"] == "read_file"),
         "{lines:?}"
     );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["client"] == "codex" && l["tool"] == "write_file"),
+        "{lines:?}"
+    );
+}
+
+/// Denies every question ("not today"), keeping the client each one named.
+#[derive(Default)]
+struct NamingApprover {
+    asked: std::sync::Mutex<Vec<Option<String>>>,
+}
+
+#[async_trait::async_trait]
+impl ground_link::approval::Approver for NamingApprover {
+    async fn ask(
+        &self,
+        request: ground_link::protocol::ApprovalRequest,
+    ) -> ground_link::protocol::ApprovalAnswer {
+        self.asked.lock().unwrap().push(request.client.clone());
+        ground_link::protocol::ApprovalAnswer::Deny {
+            reason: Some("not today".into()),
+        }
+    }
+    fn name(&self) -> &'static str {
+        "naming-test"
+    }
+}
+
+/// A loopback listener of this user's, standing in for a program squatting on the port while
+/// ground-link is down: it keeps every request it is sent and answers each in the bridge's
+/// form, but without the bridge's signature (an SSE stream first, then JSON).
+fn squatter(port_log: &std::path::Path) -> (u16, std::thread::JoinHandle<()>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let log = port_log.to_owned();
+    let handle = std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        for (i, conn) in listener.incoming().take(2).enumerate() {
+            let Ok(mut c) = conn else { return };
+            c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            let mut seen = Vec::new();
+            let mut buf = [0u8; 65536];
+            // Headers, then the body its Content-Length announces.
+            loop {
+                let n = c.read(&mut buf).unwrap_or(0);
+                seen.extend_from_slice(&buf[..n]);
+                let text = String::from_utf8_lossy(&seen).to_string();
+                if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                    let len = head
+                        .lines()
+                        .find_map(|l| {
+                            let (k, v) = l.split_once(':')?;
+                            k.eq_ignore_ascii_case("content-length")
+                                .then(|| v.trim().parse::<usize>().ok())
+                                .flatten()
+                        })
+                        .unwrap_or(0);
+                    if body.len() >= len {
+                        break;
+                    }
+                }
+                if n == 0 {
+                    break;
+                }
+            }
+            let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+            f.write_all(&seen).unwrap();
+            f.write_all(b"\n----\n").unwrap();
+            let init = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"ground-link","version":"9"}}}"#;
+            let answer = if i == 0 {
+                let body = format!("data: {init}\n\n");
+                format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nMcp-Session-Id: s1\r\n\
+                     X-Ground-Link-Answer: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    "0".repeat(64),
+                    body.len()
+                )
+            } else {
+                format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMcp-Session-Id: s1\r\n\
+                     Content-Length: {}\r\nConnection: close\r\n\r\n{init}",
+                    init.len()
+                )
+            };
+            let _ = c.write_all(answer.as_bytes());
+        }
+    });
+    (port, handle)
+}
+
+#[test]
+fn the_stdio_relay_signs_so_a_squatter_gets_no_token_and_cannot_answer() {
+    use rmcp::transport::TokioChildProcess;
+    let f = Fixture::new();
+    let clients = ground_link::bridge::clients::Clients::new(
+        ground_link::bridge::clients::default_location(&f.paths),
+    );
+    let token = clients.add("codex").unwrap();
+    let token_file = f.base().join("codex.token");
+    std::fs::write(&token_file, &token).unwrap();
+    let log = f.base().join("squatter.log");
+    std::fs::write(&log, "").unwrap();
+    let (port, squatter) = squatter(&log);
+    let rt = crate::util::runtime();
+    rt.block_on(async {
+        let transport = TokioChildProcess::new(stdio_relay(&f, port, &token_file)).unwrap();
+        let client = ClientConfig::default().serve(transport).await.unwrap();
+        // Answers without ground-link's signature (a stream, then JSON) are errors that say
+        // so, never results.
+        for _ in 0..2 {
+            let e = client.list_all_tools().await.unwrap_err().to_string();
+            assert!(e.contains("does not carry ground-link's signature"), "{e}");
+        }
+        let _ = client.cancel().await;
+    });
+    squatter.join().unwrap();
+    let seen = std::fs::read_to_string(&log).unwrap();
+    let requests: Vec<&str> = seen.split("\n----\n").filter(|r| !r.is_empty()).collect();
+    assert_eq!(requests.len(), 2, "{seen}");
+    let key = ground_link::bridge::clients::signing_key(&token);
+    for r in requests {
+        let lower = r.to_ascii_lowercase();
+        assert!(lower.starts_with("post /mcp "), "{r}");
+        assert!(lower.contains("x-ground-link-signature: "), "{r}");
+        assert!(!lower.contains("authorization"), "{r}");
+        // No token bytes anywhere: not the token, not its secret part, not the signing key.
+        assert!(
+            !r.contains(&token[4..]) && !r.contains("glc_") && !r.contains(&key),
+            "{r}"
+        );
+    }
+}
+
+/// A `/mcp` request signed with `key` as the relay signs it (no Origin: not a browser), as raw
+/// HTTP, with its nonce.
+fn signed_mcp(
+    key: &str,
+    port: u16,
+    method: &str,
+    path: &str,
+    session: Option<&str>,
+    body: &str,
+) -> (String, String) {
+    let host = format!("127.0.0.1:{port}");
+    let h = sign::sign_request(key.as_bytes(), method, path, &host, body.as_bytes()).unwrap();
+    let session = session
+        .map(|s| format!("Mcp-Session-Id: {s}\r\n"))
+        .unwrap_or_default();
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\n{}: {}\r\n{}: {}\r\n{}: {}\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         {session}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        sign::HEADER_NONCE,
+        h.nonce,
+        sign::HEADER_TIME,
+        h.time_ms,
+        sign::HEADER_SIGNATURE,
+        h.signature,
+        body.len()
+    );
+    (request, h.nonce)
+}
+
+/// Whether `answer` (raw HTTP) carries the answer MAC of `key` over `nonce`, its status and a
+/// streamed body.
+fn stream_answer_signed(key: &str, nonce: &str, answer: &str) -> bool {
+    let status: u16 = answer.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let want = sign::answer_mac(key.as_bytes(), nonce, status, sign::STREAM_BODY);
+    answer.lines().any(|l| {
+        l.split_once(':').is_some_and(|(k, v)| {
+            k.eq_ignore_ascii_case(sign::HEADER_ANSWER) && sign::same(&want, v.trim())
+        })
+    })
+}
+
+#[test]
+fn a_client_key_signs_for_mcp_only_once_per_nonce_and_not_after_revocation() {
+    let f = Fixture::new();
+    let clients = ground_link::bridge::clients::Clients::new(
+        ground_link::bridge::clients::default_location(&f.paths),
+    );
+    let claude = clients.add("claude-code").unwrap();
+    let cursor = clients.add("cursor").unwrap();
+    let claude_key = ground_link::bridge::clients::signing_key(&claude);
+    let cursor_key = ground_link::bridge::clients::signing_key(&cursor);
+    let mut server = Server::start(
+        &f,
+        Arc::new(DenyApprover { reason: None }),
+        ApprovalMode::Ask,
+        Duration::from_secs(5),
+    );
+    let port = server.port;
+    // Signed with a client's key: served, and the answer is signed back with that key.
+    let (request, nonce) = signed_mcp(&claude_key, port, "POST", "/mcp", None, INITIALIZE);
+    let (code, answer) = raw(port, &request);
+    assert_eq!(code, 200, "{answer}");
+    assert!(
+        stream_answer_signed(&claude_key, &nonce, &answer),
+        "{answer}"
+    );
+    let sid = session_id(&answer);
+    // The session is claude's, as with its bearer token: cursor's key does not reach it.
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}"#;
+    let (request, _) = signed_mcp(&cursor_key, port, "POST", "/mcp", Some(&sid), list);
+    assert_eq!(raw(port, &request).0, 404);
+    // The same request again is a replay.
+    let (request, _) = signed_mcp(&cursor_key, port, "POST", "/mcp", None, INITIALIZE);
+    assert_eq!(raw(port, &request).0, 200);
+    let (code, text) = raw(port, &request);
+    assert_eq!(code, 401, "{text}");
+    assert!(text.contains("replayed"), "{text}");
+    // A client key opens /mcp only, as its bearer token: elsewhere its signature is refused,
+    // as before.
+    for (method, path) in [
+        ("GET", "/events"),
+        ("GET", "/calls/c-1"),
+        ("POST", "/exec"),
+        ("GET", "/tools"),
+        ("POST", "/panel-calls"),
+        ("GET", "/health"),
+    ] {
+        let (request, _) = signed_mcp(
+            &cursor_key,
+            port,
+            method,
+            path,
+            None,
+            r#"{"name":"list_dir"}"#,
+        );
+        let (code, text) = raw(port, &request);
+        assert_eq!(code, 401, "{method} {path}: {text}");
+    }
+    // Nor from an extension's origin, where a client key has no business.
+    let (request, _) = signed_mcp(&cursor_key, port, "POST", "/mcp", None, INITIALIZE);
+    let request = request.replacen(
+        "\r\n",
+        "\r\nOrigin: chrome-extension://abcdefghijklmnopabcdefghijklmnop\r\n",
+        1,
+    );
+    assert_eq!(raw(port, &request).0, 401);
+    assert!(server.bridge().paired().is_empty());
+    // Nor is the token itself a signing key (only its key is), nor is the key a bearer token.
+    let (request, _) = signed_mcp(&cursor, port, "POST", "/mcp", None, INITIALIZE);
+    assert_eq!(raw(port, &request).0, 401);
+    let (code, _) = mcp_raw(port, "POST", "/mcp", &cursor_key, None, INITIALIZE);
+    assert_eq!(code, 401);
+    // Revoked while the bridge runs: its signatures are refused at once; the other client's
+    // still work.
+    assert!(clients.revoke("claude-code").unwrap());
+    let (request, _) = signed_mcp(&claude_key, port, "POST", "/mcp", None, INITIALIZE);
+    let (code, text) = raw(port, &request);
+    assert_eq!(code, 401, "{text}");
+    let (request, _) = signed_mcp(&claude_key, port, "POST", "/mcp", Some(&sid), list);
+    assert_eq!(raw(port, &request).0, 401);
+    let (request, _) = signed_mcp(&cursor_key, port, "POST", "/mcp", None, INITIALIZE);
+    assert_eq!(raw(port, &request).0, 200);
+    server.shutdown();
 }
 
 #[test]

@@ -2,10 +2,11 @@
 //! and the person's questions can name it, and revoking one leaves the others (and the
 //! extension's pairing key) working.
 //!
-//! Kept in `$XDG_CONFIG_HOME/ground-link/clients.json` (0600), as SHA-256 digests: the bridge
-//! only ever compares, so the file never holds a usable token. The secret is shown once, when
-//! it is made. The bridge re-reads the file when it changes, so `token revoke` takes effect on
-//! a running bridge at once.
+//! Kept in `$XDG_CONFIG_HOME/ground-link/clients.json` (0600), as SHA-256 digests: the file
+//! never holds a token, but a digest is the key its client signs `/mcp` requests with
+//! ([`signing_key`], `ground-link mcp`), so the file is a secret of its own. The token is shown
+//! once, when it is made. The bridge re-reads the file when it changes, so `token revoke` takes
+//! effect on a running bridge at once.
 
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -159,6 +160,30 @@ impl Clients {
         if !presented.starts_with(PREFIX) {
             return None;
         }
+        let wanted = digest(presented);
+        let clients = self.live();
+        // Every digest is compared in constant time, and all of them, whichever matches.
+        let mut found = None;
+        for c in &clients {
+            if bool::from(c.digest.as_bytes().ct_eq(wanted.as_bytes())) {
+                found = Some(c.name.clone());
+            }
+        }
+        found
+    }
+
+    /// Every live client with the key its requests are signed with ([`signing_key`]), read
+    /// again when the file changed: a revoked client's signatures stop verifying at once.
+    pub fn signing_keys(&self) -> Vec<(String, String)> {
+        self.live()
+            .into_iter()
+            .map(|c| (c.name, c.digest))
+            .collect()
+    }
+
+    /// The clients as the file holds them now (cached until it changes). A file that cannot be
+    /// read holds nobody.
+    fn live(&self) -> Vec<Client> {
         let modified = std::fs::metadata(&self.path)
             .and_then(|m| m.modified())
             .ok();
@@ -168,16 +193,7 @@ impl Clients {
             let clients = self.read().map(|f| f.clients).unwrap_or_default();
             *cache = Some((modified, clients));
         }
-        let wanted = digest(presented);
-        let clients = cache.as_ref().map(|(_, c)| c.as_slice()).unwrap_or(&[]);
-        // Every digest is compared in constant time, and all of them, whichever matches.
-        let mut found = None;
-        for c in clients {
-            if bool::from(c.digest.as_bytes().ct_eq(wanted.as_bytes())) {
-                found = Some(c.name.clone());
-            }
-        }
-        found
+        cache.as_ref().map(|(_, c)| c.clone()).unwrap_or_default()
     }
 
     fn read(&self) -> Result<File, ClientError> {
@@ -214,6 +230,13 @@ impl Clients {
             source,
         }
     }
+}
+
+/// The key a client signs its requests with (DESIGN §6): the hex SHA-256 of its token — what
+/// the file keeps, so the bridge can check a signature without ever holding the token, and the
+/// token itself never crosses the wire. (So the file is a secret too: it is 0600.)
+pub fn signing_key(token: &str) -> String {
+    digest(token)
 }
 
 fn digest(token: &str) -> String {

@@ -1,8 +1,8 @@
 //! `/mcp`: the bridge's Model Context Protocol endpoint (DESIGN §8.1), MCP Streamable HTTP from
 //! the official Rust SDK (rmcp), nested in the bridge's router. The bridge's own guard (Host,
-//! Origin, bearer token) runs before rmcp sees a request, and rmcp's Host and Origin checks are
-//! on as well. Every tool call goes through the same engine as `POST /exec`: classification,
-//! rules, the person's approval, hooks, audit, and the same `formatted` result.
+//! Origin, a bearer token or a signature) runs before rmcp sees a request, and rmcp's Host and
+//! Origin checks are on as well. Every tool call goes through the same engine as `POST /exec`:
+//! classification, rules, the person's approval, hooks, audit, and the same `formatted` result.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -8,6 +8,8 @@
 //!   key itself never crosses the wire, a replayed or relayed request is refused, and the answer
 //!   is signed back), or — for clients outside a browser only — the bearer token, compared in
 //!   constant time; a token in the query string, Basic auth or a prefix of the token is refused;
+//! - a named client's token opens `/mcp` only, as a bearer token or as the key of a signed
+//!   request (`ground-link mcp`), and either way the calls carry the client's name;
 //! - bodies over [`MAX_BODY`] are refused with 413 before they are buffered;
 //! - floods are bounded: [`MAX_IN_FLIGHT`] unfinished calls per token (then 429),
 //!   [`MAX_STREAMS`] `/events` streams per token (a new one ends the oldest), and at most
@@ -437,7 +439,7 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
 }
 
 /// The one value of a header, or `None` when it is absent, repeated or not text.
-fn single<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+pub(crate) fn single<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     let mut values = headers.get_all(name).iter();
     let first = values.next()?;
     if values.next().is_some() {
@@ -446,10 +448,19 @@ fn single<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     first.to_str().ok()
 }
 
+/// Whose key a signed request was made with; its answer is signed with the same key.
+struct Signer {
+    nonce: String,
+    key: Vec<u8>,
+    /// The named client whose key it was (`None`: the pairing key).
+    client: Option<String>,
+}
+
 /// Check a signed request: its MAC first (so nobody without the key can fill the nonce book),
 /// then its freshness and its nonce. The body is read here because its digest is signed; it is
-/// put back for the handler.
-async fn verify_signed(bridge: &Bridge, req: Request) -> Result<(Request, String), Response> {
+/// put back for the handler. The pairing key signs for every route; a named client's key only
+/// for `/mcp`, as its bearer token opens only `/mcp`.
+async fn verify_signed(bridge: &Bridge, req: Request) -> Result<(Request, Signer), Response> {
     let unauthorized = |e: sign::SignError| error(StatusCode::UNAUTHORIZED, e.to_string());
     let headers = req.headers();
     let field = |name: &'static str| single(headers, name).ok_or(sign::SignError::Missing(name));
@@ -478,6 +489,10 @@ async fn verify_signed(bridge: &Bridge, req: Request) -> Result<(Request, String
         .path_and_query()
         .map(|p| p.as_str().to_string())
         .unwrap_or_else(|| req.uri().path().to_string());
+    // A client key is for an MCP client outside a browser, as its bearer token is: never from
+    // an extension's origin (which would be recorded as paired).
+    let client_keys = (req.uri().path() == "/mcp" || req.uri().path().starts_with("/mcp/"))
+        && !req.headers().contains_key(header::ORIGIN);
     let (parts, body) = req.into_parts();
     let body = axum::body::to_bytes(body, MAX_BODY).await.map_err(|_| {
         error(
@@ -486,20 +501,29 @@ async fn verify_signed(bridge: &Bridge, req: Request) -> Result<(Request, String
         )
     })?;
     let digest = sign::body_digest(&body);
-    let expected = sign::request_mac(
-        bridge.token.secret().as_bytes(),
-        &sign::RequestParts {
-            method: &method,
-            path: &path,
-            host: &host,
-            nonce: &nonce,
-            time_ms,
-            body_digest: &digest,
-        },
-    );
-    if !sign::same(&expected, &signature) {
-        return Err(unauthorized(sign::SignError::BadSignature));
+    let covered = sign::RequestParts {
+        method: &method,
+        path: &path,
+        host: &host,
+        nonce: &nonce,
+        time_ms,
+        body_digest: &digest,
+    };
+    let pairing = bridge.token.secret().as_bytes();
+    let mut signer = sign::same(&sign::request_mac(pairing, &covered), &signature)
+        .then(|| (pairing.to_vec(), None));
+    if client_keys {
+        // Every live client's key is tried, each compared in constant time, whichever matched:
+        // the set is small, and which one did is not told by the time taken.
+        for (name, key) in bridge.clients.signing_keys() {
+            if sign::same(&sign::request_mac(key.as_bytes(), &covered), &signature) {
+                signer = Some((key.into_bytes(), Some(name)));
+            }
+        }
     }
+    let Some((key, client)) = signer else {
+        return Err(unauthorized(sign::SignError::BadSignature));
+    };
     if time_ms < bridge.started_ms {
         return Err(unauthorized(sign::SignError::BeforeStart));
     }
@@ -512,14 +536,15 @@ async fn verify_signed(bridge: &Bridge, req: Request) -> Result<(Request, String
         })?;
     Ok((
         Request::from_parts(parts, axum::body::Body::from(body)),
-        nonce,
+        Signer { nonce, key, client },
     ))
 }
 
-/// Sign an answer over the request's nonce, its status and its body. Streams (`/events`) sign
-/// each message instead; their header covers [`sign::STREAM_BODY`].
-async fn sign_answer(bridge: &Bridge, nonce: &str, res: Response) -> Response {
-    let key = bridge.token.secret().as_bytes();
+/// Sign an answer over the request's nonce, its status and its body, with the key the request
+/// was signed with. Streams (`/events`) sign each message instead; their header covers
+/// [`sign::STREAM_BODY`].
+async fn sign_answer(signer: &Signer, res: Response) -> Response {
+    let (key, nonce) = (signer.key.as_slice(), signer.nonce.as_str());
     let status = res.status().as_u16();
     let streamed = res
         .headers()
@@ -578,9 +603,9 @@ async fn guard(State(bridge): State<Arc<Bridge>>, req: Request, next: Next) -> R
     let signed = headers.contains_key(sign::HEADER_SIGNATURE)
         || headers.contains_key(sign::HEADER_NONCE)
         || headers.contains_key(sign::HEADER_TIME);
-    let (mut req, nonce) = if signed {
+    let (mut req, signer) = if signed {
         match verify_signed(&bridge, req).await {
-            Ok((req, nonce)) => (req, Some(nonce)),
+            Ok((req, signer)) => (req, Some(signer)),
             Err(res) => {
                 tracing::warn!(
                     "{} refused a signed request that did not verify",
@@ -593,8 +618,12 @@ async fn guard(State(bridge): State<Arc<Bridge>>, req: Request, next: Next) -> R
         (req, None)
     };
     let mut client: Option<String> = None;
-    let authed = match &nonce {
-        Some(_) => true,
+    let authed = match &signer {
+        // A named client's key (on `/mcp` only): its calls carry its name, as with its token.
+        Some(s) => {
+            client = s.client.clone();
+            true
+        }
         // A browser extension always signs: a bearer token from one would mean the raw key
         // travels, which is exactly what signing exists to prevent.
         None if origin.is_some() && req.headers().contains_key(header::AUTHORIZATION) => {
@@ -652,33 +681,45 @@ async fn guard(State(bridge): State<Arc<Bridge>>, req: Request, next: Next) -> R
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
     if to_mcp && authed {
-        let mut sessions = bridge
-            .mcp_sessions
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        if let Some(id) = &session {
-            if !sessions.touch(id, &owner) {
-                return error(
-                    StatusCode::NOT_FOUND,
-                    "no such MCP session; initialize again",
-                );
+        let refused = {
+            let mut sessions = bridge
+                .mcp_sessions
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            if let Some(id) = &session {
+                (!sessions.touch(id, &owner)).then(|| {
+                    error(
+                        StatusCode::NOT_FOUND,
+                        "no such MCP session; initialize again",
+                    )
+                })
+            } else if req.method() == axum::http::Method::POST && !sessions.room_for(&owner) {
+                Some(error(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    format!(
+                        "{} MCP sessions of this token are open; close some (DELETE /mcp) or \
+                         wait a few minutes for idle ones to end",
+                        mcp::MAX_SESSIONS
+                    ),
+                ))
+            } else {
+                None
             }
-        } else if req.method() == axum::http::Method::POST && !sessions.room_for(&owner) {
-            return error(
-                StatusCode::TOO_MANY_REQUESTS,
-                format!(
-                    "{} MCP sessions of this token are open; close some (DELETE /mcp) or wait \
-                     a few minutes for idle ones to end",
-                    mcp::MAX_SESSIONS
-                ),
-            );
+        };
+        // Signed like any answer: a signing client (the relay) acts on a 404 by opening a new
+        // session, so it must be able to tell this one from a squatter's.
+        if let Some(res) = refused {
+            return match &signer {
+                Some(s) => sign_answer(s, res).await,
+                None => res,
+            };
         }
     }
     let deleting = req.method() == axum::http::Method::DELETE;
     req.extensions_mut().insert(Authed(authed));
     req.extensions_mut().insert(ClientName(client));
-    if let Some(n) = &nonce {
-        req.extensions_mut().insert(SignedNonce(n.clone()));
+    if let Some(s) = &signer {
+        req.extensions_mut().insert(SignedNonce(s.nonce.clone()));
     }
     let mut res = next.run(req).await;
     if to_mcp && authed {
@@ -698,8 +739,8 @@ async fn guard(State(bridge): State<Arc<Bridge>>, req: Request, next: Next) -> R
     }
     res.headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    match nonce {
-        Some(n) => sign_answer(&bridge, &n, res).await,
+    match &signer {
+        Some(s) => sign_answer(s, res).await,
         None => res,
     }
 }

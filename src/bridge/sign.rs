@@ -57,7 +57,9 @@ pub enum SignError {
     Missing(&'static str),
     #[error("{0} is malformed: {1}")]
     Malformed(&'static str, &'static str),
-    #[error("the signature does not match this bridge's pairing key, this port or this request")]
+    #[error(
+        "the signature does not match this bridge's pairing key (or, on /mcp, a client token not revoked), this port or this request"
+    )]
     BadSignature,
     #[error(
         "the request's timestamp is {0} ms away from the bridge's clock (at most {MAX_SKEW_MS}); send a fresh one"
