@@ -344,9 +344,7 @@ fn a_cancelled_mcp_call_kills_its_running_command_tree() {
 fn a_named_client_token_is_its_own_and_revoking_it_leaves_the_others() {
     let f = Fixture::new();
     std::fs::write(f.root.join("notes.txt"), "hello\n").unwrap();
-    let clients = ground_link::bridge::clients::Clients::new(
-        ground_link::bridge::clients::default_location(&f.paths),
-    );
+    let clients = clients_of(&f);
     let claude = clients.add("claude-code").unwrap();
     let cursor = clients.add("cursor").unwrap();
     let mut server = Server::start(
@@ -457,9 +455,7 @@ fn the_stdio_relay_reaches_the_same_engine_with_a_client_token() {
     use rmcp::transport::TokioChildProcess;
     let f = Fixture::new();
     std::fs::write(f.root.join("notes.txt"), "hello over stdio\n").unwrap();
-    let clients = ground_link::bridge::clients::Clients::new(
-        ground_link::bridge::clients::default_location(&f.paths),
-    );
+    let clients = clients_of(&f);
     let token_file = f.base().join("codex.token");
     std::fs::write(&token_file, clients.add("codex").unwrap()).unwrap();
     let approver = Arc::new(NamingApprover::default());
@@ -601,13 +597,18 @@ fn squatter(port_log: &std::path::Path) -> (u16, std::thread::JoinHandle<()>) {
     (port, handle)
 }
 
+/// The named client tokens of the fixture's bridge.
+fn clients_of(f: &Fixture) -> ground_link::bridge::clients::Clients {
+    ground_link::bridge::clients::Clients::new(ground_link::bridge::clients::default_location(
+        &f.paths,
+    ))
+}
+
 #[test]
 fn the_stdio_relay_signs_so_a_squatter_gets_no_token_and_cannot_answer() {
     use rmcp::transport::TokioChildProcess;
     let f = Fixture::new();
-    let clients = ground_link::bridge::clients::Clients::new(
-        ground_link::bridge::clients::default_location(&f.paths),
-    );
+    let clients = clients_of(&f);
     let token = clients.add("codex").unwrap();
     let token_file = f.base().join("codex.token");
     std::fs::write(&token_file, &token).unwrap();
@@ -689,9 +690,7 @@ fn stream_answer_signed(key: &str, nonce: &str, answer: &str) -> bool {
 #[test]
 fn a_client_key_signs_for_mcp_only_once_per_nonce_and_not_after_revocation() {
     let f = Fixture::new();
-    let clients = ground_link::bridge::clients::Clients::new(
-        ground_link::bridge::clients::default_location(&f.paths),
-    );
+    let clients = clients_of(&f);
     let claude = clients.add("claude-code").unwrap();
     let cursor = clients.add("cursor").unwrap();
     let claude_key = ground_link::bridge::clients::signing_key(&claude);
@@ -838,9 +837,7 @@ fn session_id(answer: &str) -> String {
 #[test]
 fn named_clients_cannot_see_or_ride_on_each_others_work() {
     let f = Fixture::new();
-    let clients = ground_link::bridge::clients::Clients::new(
-        ground_link::bridge::clients::default_location(&f.paths),
-    );
+    let clients = clients_of(&f);
     let claude = clients.add("claude-code").unwrap();
     let cursor = clients.add("cursor").unwrap();
     let mut server = Server::start(
@@ -964,9 +961,7 @@ fn the_stdio_relay_never_sends_its_token_to_another_users_listener() {
 #[test]
 fn a_flooding_client_does_not_use_up_the_extensions_calls() {
     let f = Fixture::new();
-    let clients = ground_link::bridge::clients::Clients::new(
-        ground_link::bridge::clients::default_location(&f.paths),
-    );
+    let clients = clients_of(&f);
     let flood = clients.add("flood").unwrap();
     // Nobody answers: every write waits, holding its slot.
     let mut server = Server::start(
