@@ -1,7 +1,8 @@
 //! The bridge's own cost (issue "MCP endpoint…", DESIGN §10): an auto-allowed `read_file` of a
 //! 4 KiB file through MCP (`tools/call` over Streamable HTTP, the official rmcp client) against
 //! the same call through `POST /exec`, in the same run, at 1 and 8 concurrent clients — p50/p99
-//! latency and calls per second. Goal: MCP's p50 at most 1.5× `/exec`'s.
+//! latency and calls per second. Goal: MCP's p50 at most 1.5× `/exec`'s, with MCP sent by the
+//! same HTTP client as `/exec` (the server's cost); through the rmcp client too, for reference.
 //!
 //! `cargo bench --bench bridge` (or `make bench`). Figures go into notes, never into tests.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -58,6 +59,48 @@ where
     let n = all.len() as f64;
     let (p50, p99) = percentiles(all);
     (p50, p99, n / secs)
+}
+
+/// One MCP POST with the bearer token; the answer's text (JSON, or the SSE stream's events).
+async fn mcp_post(http: &reqwest::Client, url: &str, session: Option<&str>, body: &str) -> String {
+    let mut req = http
+        .post(url)
+        .bearer_auth(TOKEN)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body.to_owned());
+    if let Some(s) = session {
+        req = req.header("mcp-session-id", s);
+    }
+    let r = req.send().await.unwrap();
+    assert!(r.status().is_success(), "{}", r.status());
+    r.text().await.unwrap()
+}
+
+/// An MCP session opened by hand: `initialize`, then `notifications/initialized`.
+async fn raw_session(http: &reqwest::Client, base: &str) -> String {
+    let url = format!("{base}/mcp");
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#;
+    let r = http
+        .post(&url)
+        .bearer_auth(TOKEN)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(init)
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_success(), "{}", r.status());
+    let session = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let _ = r.text().await.unwrap();
+    mcp_post(
+        http,
+        &url,
+        Some(&session),
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    )
+    .await;
+    session
 }
 
 fn main() {
@@ -128,14 +171,37 @@ fn main() {
                 }
             }
         };
-        // Warm both paths (connections, first audit file).
+        // The same MCP calls sent by the HTTP client `/exec` uses (one session each), so the
+        // ratio is the server's: the rmcp client's own tasks and channels are not ours.
+        let mut sessions = Vec::new();
+        for _ in 0..8 {
+            sessions.push(raw_session(&http, &base).await);
+        }
+        let sessions = Arc::new(sessions);
+        let raw = {
+            let (http, url, sessions) = (http.clone(), format!("{base}/mcp"), Arc::clone(&sessions));
+            move |c: usize| {
+                let (http, url, sessions) = (http.clone(), url.clone(), Arc::clone(&sessions));
+                async move {
+                    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"f.txt"}}}"#;
+                    let text = mcp_post(&http, &url, Some(&sessions[c]), call).await;
+                    assert!(text.contains("\"result\""), "{text}");
+                }
+            }
+        };
+        // Warm every path (connections, first audit file).
         run(1, 100, exec.clone()).await;
         run(1, 100, mcp.clone()).await;
+        run(1, 100, raw.clone()).await;
         for n in [1, 8] {
             let (e50, e99, eps) = run(n, CALLS, exec.clone()).await;
+            let (r50, r99, rps) = run(n, CALLS, raw.clone()).await;
             let (m50, m99, mps) = run(n, CALLS, mcp.clone()).await;
             println!(
-                "bridge, {n} client(s), read_file 4 KiB: POST /exec p50 {e50:.0} µs p99 {e99:.0} µs {eps:.0}/s; MCP tools/call p50 {m50:.0} µs p99 {m99:.0} µs {mps:.0}/s; MCP/exec p50 {:.2}× (goal ≤ 1.5×)",
+                "bridge, {n} client(s), read_file 4 KiB: POST /exec p50 {e50:.0} µs p99 {e99:.0} µs {eps:.0}/s; \
+                 MCP tools/call, same HTTP client: p50 {r50:.0} µs p99 {r99:.0} µs {rps:.0}/s, {:.2}× /exec (goal ≤ 1.5×); \
+                 through the rmcp client: p50 {m50:.0} µs p99 {m99:.0} µs {mps:.0}/s, {:.2}× /exec",
+                r50 / e50,
                 m50 / e50
             );
         }
