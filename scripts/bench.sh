@@ -8,3 +8,6 @@ echo "== grep/glob vs rg";   scripts/bench-search.sh "${RUNS:-11}"
 echo "== bridge under load"; scripts/bench-bridge.sh "${SECONDS_UNDER_LOAD:-10}"
 echo "== MCP tools/call vs POST /exec"; cargo bench --locked --bench bridge
 echo "== exec_cmd \"true\" end to end"; cargo build --locked --release --bin ground-link >/dev/null && scripts/bench-exec.sh "${CARGO_TARGET_DIR:-target}/release/ground-link"
+echo "== browser tool round trip (MCP -> extension -> page)"
+scripts/install-deps.sh extension
+(cd extension && npm ci --no-audit --no-fund --loglevel=error && GROUND_LINK_BIN="$(realpath "${CARGO_TARGET_DIR:-target}")/release/ground-link" npm run bench)

@@ -36,6 +36,20 @@ const FORM = `<!doctype html>
 const NEXT = `<!doctype html><html><head><meta charset="utf-8"><title>Next page</title></head>
 <body><h1>The next page</h1><p><a href="/form.html">Back to the form</a></p></body></html>`;
 
+/** `n` elements in a mix a real page has: headings, paragraphs, links, buttons, fields, list items. */
+function bigPage(n: number): string {
+  const kinds = [
+    (i: number) => `<h2>Section ${i}</h2>`,
+    (i: number) => `<p>Paragraph ${i} of the page, with a few words of text in it.</p>`,
+    (i: number) => `<a href="/next.html?from=${i}">Link number ${i}</a>`,
+    (i: number) => `<button type="button">Button ${i}</button>`,
+    (i: number) => `<label>Field ${i} <input name="f${i}" type="text"></label>`,
+    (i: number) => `<ul><li>Item ${i}</li></ul>`,
+  ];
+  const body = Array.from({ length: n }, (_, i) => kinds[i % kinds.length]?.(i) ?? "").join("\n");
+  return `<!doctype html><html><head><meta charset="utf-8"><title>${n} elements</title></head><body>${body}</body></html>`;
+}
+
 export interface BrowserSite {
   origin: string;
   /** Bodies the form posted, in order (URL-encoded). */
@@ -61,6 +75,11 @@ export async function startBrowserSite(): Promise<BrowserSite> {
       return;
     }
     if (path === "/form.html") return html(200, FORM);
+    // a page of many elements, for the snapshot benchmark (`?n=2000`)
+    if (path === "/big.html") {
+      const n = Math.min(Number(new URL(req.url ?? "/", "http://x").searchParams.get("n") ?? 2000) || 2000, 20_000);
+      return html(200, bigPage(n));
+    }
     if (path === "/next.html") return html(200, NEXT);
     // fields named like the form's own methods shadow them on the element (named access)
     if (path === "/named.html") {
