@@ -246,28 +246,36 @@ test("polyfill install cost on page load", async () => {
   await start(false);
   const { page } = await openPage("/blank.html");
   const src = readFileSync(join(EXT_DIR, "webmcp-main.js"), "utf8");
-  // the bundle as the browser runs it at document_start, in fresh frames (no polyfill yet)
-  // each run in a fresh frame; the same eval of an empty script is the baseline to take off
-  const measure = (code: string, check: boolean) =>
+  // The bundle as the browser runs it at document_start, each run in a fresh frame: while its
+  // document is still loading (document.open(), as at document_start: the form scan waits for
+  // DOMContentLoaded), and once it is complete (an injection after load, which scans at once).
+  // The same eval of an empty script is the baseline.
+  const measure = (code: string, check: boolean, loading: boolean) =>
     page.evaluate(
-      async ([c, chk]) => {
+      async ([c, chk, ld]) => {
         const out: number[] = [];
         for (let i = 0; i < 21; i++) {
           const f = document.createElement("iframe");
           document.body.append(f);
           const w = f.contentWindow as Window & { eval(s: string): unknown };
+          if (ld) w.document.open();
           const t0 = performance.now();
           w.eval(c as string);
           out.push(performance.now() - t0);
           if (chk && !("modelContext" in (w.document as object))) throw new Error("the polyfill did not install");
+          if (ld) w.document.close();
           f.remove();
         }
         return out.sort((a, b) => a - b);
       },
-      [code, check] as const,
+      [code, check, loading] as const,
     );
-  const times = await measure(src, true);
-  const base = await measure("void 0;", false);
-  console.log(`MEASURE polyfill install (webmcp-main.js, ${src.length} bytes minified): p50 ${times[10]?.toFixed(2)} ms (an empty eval in a fresh frame: ${base[10]?.toFixed(2)} ms), max ${times[20]?.toFixed(2)} ms (goal ≤ 1 ms)`);
+  const times = await measure(src, true, true);
+  const late = await measure(src, true, false);
+  const base = await measure("void 0;", false, true);
+  console.log(
+    `MEASURE polyfill install (webmcp-main.js, ${src.length} bytes minified) at document_start: p50 ${times[10]?.toFixed(2)} ms, max ${times[20]?.toFixed(2)} ms (goal ≤ 1 ms); ` +
+      `into a loaded document (scans forms at once): p50 ${late[10]?.toFixed(2)} ms; an empty eval in a fresh frame: ${base[10]?.toFixed(2)} ms`,
+  );
   expect(times.length).toBe(21);
 });
