@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use ground_link::audit::AuditEntry;
-use ground_link::protocol::{CallStatus, Verdict};
+use ground_link::protocol::{CallStatus, Source, Verdict};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
@@ -23,6 +23,9 @@ pub struct AuditFilter {
 #[serde(rename_all = "camelCase")]
 pub struct AuditRow {
     pub time: String,
+    /// Who made the call: the source, and the named MCP client or the page's origin
+    /// (`mcp · codex`, `panel · http://127.0.0.1:5173`).
+    pub from: String,
     pub tool: String,
     pub session: Option<String>,
     pub call_id: String,
@@ -53,8 +56,20 @@ pub struct ChainCheck {
 }
 
 fn row(e: AuditEntry) -> AuditRow {
+    let source = match e.source {
+        Source::Cli => "cli",
+        Source::Bridge => "bridge",
+        Source::Clipboard => "clipboard",
+        Source::Mcp => "mcp",
+        Source::Panel => "panel",
+    };
+    let from = match e.client.as_deref().or(e.origin.as_deref()) {
+        Some(who) => format!("{source} · {who}"),
+        None => source.to_owned(),
+    };
     AuditRow {
         time: e.time,
+        from,
         tool: e.tool,
         session: e.session,
         call_id: e.call_id,
@@ -78,6 +93,7 @@ fn matches(r: &AuditRow, f: &AuditFilter) -> bool {
     }
     [
         Some(&r.tool),
+        Some(&r.from),
         r.session.as_ref(),
         Some(&r.args),
         r.answer.as_ref(),
@@ -129,7 +145,6 @@ pub fn verify(dir: &Path) -> ChainCheck {
 mod tests {
     use super::*;
     use ground_link::audit::{AuditConfig, AuditLog};
-    use ground_link::protocol::Source;
 
     fn entry(tool: &str, status: CallStatus, session: &str) -> AuditEntry {
         AuditEntry {
@@ -236,5 +251,45 @@ mod tests {
         let c = verify(dir.path());
         assert!(!c.ok);
         assert!(c.summary.contains("damaged"), "{}", c.summary);
+    }
+
+    #[test]
+    fn each_row_says_who_made_the_call_and_can_be_found_by_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = AuditLog::open(AuditConfig {
+            dir: dir.path().to_path_buf(),
+            max_age_days: 0,
+            max_total_bytes: 0,
+        })
+        .unwrap();
+        log.append(&entry("read_file", CallStatus::Success, "chat-a"))
+            .unwrap();
+        log.append(&AuditEntry {
+            source: Source::Mcp,
+            client: Some("codex".into()),
+            ..entry("write_file", CallStatus::Success, "s-1")
+        })
+        .unwrap();
+        log.append(&AuditEntry {
+            source: Source::Panel,
+            origin: Some("http://127.0.0.1:5173".into()),
+            ..entry("search_docs", CallStatus::Success, "panel:1")
+        })
+        .unwrap();
+        let all = read(dir.path(), &AuditFilter::default());
+        let from: Vec<&str> = all.rows.iter().map(|r| r.from.as_str()).collect();
+        assert_eq!(
+            from,
+            ["panel · http://127.0.0.1:5173", "mcp · codex", "bridge"]
+        );
+        let codex = read(
+            dir.path(),
+            &AuditFilter {
+                text: "codex".into(),
+                ..Default::default()
+            },
+        );
+        let tools: Vec<&str> = codex.rows.iter().map(|r| r.tool.as_str()).collect();
+        assert_eq!(tools, ["write_file"]);
     }
 }

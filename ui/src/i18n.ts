@@ -167,10 +167,11 @@ const en = {
 
   // ---- audit
   filterLabel: "Filter",
-  filterHint: "tool, chat, path, reason…",
+  filterHint: "tool, client, chat, path, reason…",
   anyStatus: "any status",
   verifyChain: "Verify the chain",
   colTime: "time",
+  colFrom: "from",
   colTool: "tool",
   colStatus: "status",
   colDecision: "decision",
@@ -337,10 +338,11 @@ const zh: Record<Key, string> = {
   revoked: "已撤销 {name}：它的令牌不再可用。",
 
   filterLabel: "筛选",
-  filterHint: "工具、对话、路径、理由…",
+  filterHint: "工具、客户端、对话、路径、理由…",
   anyStatus: "任意状态",
   verifyChain: "校验哈希链",
   colTime: "时间",
+  colFrom: "来源",
   colTool: "工具",
   colStatus: "状态",
   colDecision: "判定",

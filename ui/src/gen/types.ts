@@ -94,6 +94,11 @@ export type AuditRow = {
   callId: string;
   decision: Verdict | null;
   durationMs: number;
+  /**
+   * Who made the call: the source, and the named MCP client or the page's origin
+   * (`mcp · codex`, `panel · http://127.0.0.1:5173`).
+   */
+  from: string;
   note: string | null;
   session: string | null;
   status: CallStatus;

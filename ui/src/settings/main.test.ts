@@ -31,7 +31,7 @@ const DATA = [
   "/srv/sb", "/cfg/gl/permissions.json", "/etc/gl/managed.json", "/data/gl/log", "/state/gl", "0.1.0", "landlock", "W-home",
   "E-parse", "h-lint", "./lint.sh", "h-fmt", "./fmt.sh", "no-curl", "curl", "D-net", "Bash(git push *)",
   "S-hook", "R-engine", "E-trust", "K-keyring", "W-keyring", "chrome-extension://abc", "S-chain", "https://*.example.com",
-  '{"command":"curl x"}', "c-1", "chat.example/c/1", "2024-01-01T00:00:00Z", "E-load",
+  '{"command":"curl x"}', "c-1", "chat.example/c/1", "2024-01-01T00:00:00Z", "E-load", "mcp · codex",
 ];
 
 /** Keys of the approval dialog (tested in approval/main.test.ts), never shown in this window. */
@@ -113,7 +113,7 @@ function answer(cmd: string, args: Record<string, unknown>): unknown {
     case "audit_read":
       return {
         dir: "/data/gl/log", matched: 3,
-        rows: [{ answer: "allow", args: '{"command":"curl x"}', callId: "c-1", decision: "ask", durationMs: 5, note: null, session: "chat.example/c/1", status: "success", time: "2024-01-01T00:00:00Z", tool: "exec_cmd", why: null }],
+        rows: [{ answer: "allow", args: '{"command":"curl x"}', callId: "c-1", decision: "ask", durationMs: 5, from: "mcp · codex", note: null, session: "chat.example/c/1", status: "success", time: "2024-01-01T00:00:00Z", tool: "exec_cmd", why: null }],
       } satisfies AuditPage;
     case "audit_verify":
       return { ok: true, summary: "S-chain" };
@@ -244,6 +244,10 @@ async function walk(): Promise<string[]> {
 
   el("#tab-audit").click();
   await vi.waitFor(() => expect(document.querySelector("#audit-table th")).not.toBeNull());
+  // each row says who made the call, in its own column
+  const headers = [...document.querySelectorAll("#audit-table th")].map((th) => th.textContent);
+  const cells = [...document.querySelectorAll("#audit-table td")].map((td) => td.textContent);
+  expect(cells[headers.indexOf(lang === "zh" ? "来源" : "from")]).toBe("mcp · codex");
   look();
   el("#audit-verify").click();
   await vi.waitFor(() => expect(text("audit-msg")).toBe("S-chain"));
@@ -286,7 +290,7 @@ describe("the settings window's language", () => {
       "ask (default)", "auto: moderate calls run without asking", "Start at login", "Save", "Add or edit a rule",
       "Save rule no-curl", "Check (runs nothing)", "DENY (risk moderate): R-engine\nrule no-curl from the global file\n  denyRule → deny: no-curl",
       "Saved; in force now.", "no rules", "Add a hook", "PreToolUse (may block)", "Trust this file as it is",
-      "Copied. Paste it into the extension's options.", "Verify the chain", "time", "tool, chat, path, reason…",
+      "Copied. Paste it into the extension's options.", "Verify the chain", "time", "from", "tool, client, chat, path, reason…",
     ]) expect(seen).toContain(want);
     expect(seen.some((s) => s.startsWith("This file does not load: E-parse."))).toBe(true);
     // The same walk in zh finds nothing; here the detector must find plenty, or it sees nothing.

@@ -465,9 +465,9 @@ function renderAudit(el: HTMLElement): void {
       return say("audit-msg", message(e));
     }
     clear(table);
-    table.append(h("tr", {}, ...(["colTime", "colTool", "colStatus", "colDecision", "colAnswer", "colArgs", "colChat"] as const).map((x) => h("th", { text: t(x) }))));
+    table.append(h("tr", {}, ...(["colTime", "colFrom", "colTool", "colStatus", "colDecision", "colAnswer", "colArgs", "colChat"] as const).map((x) => h("th", { text: t(x) }))));
     for (const r of page.rows) {
-      table.append(h("tr", { class: `st-${r.status}` }, ...[r.time, r.tool, r.status, r.decision ?? "", r.answer ?? "", r.args, r.session ?? ""].map((x) => h("td", { text: x, title: x }))));
+      table.append(h("tr", { class: `st-${r.status}` }, ...[r.time, r.from, r.tool, r.status, r.decision ?? "", r.answer ?? "", r.args, r.session ?? ""].map((x) => h("td", { text: x, title: x }))));
     }
     say("audit-msg", t("auditCount", { shown: page.rows.length, matched: page.matched, dir: page.dir }), true);
   };
