@@ -63,6 +63,20 @@ where
 
 /// One MCP POST with the bearer token; the answer's text (JSON, or the SSE stream's events).
 async fn mcp_post(http: &reqwest::Client, url: &str, session: Option<&str>, body: &str) -> String {
+    mcp_send(http, url, session, body)
+        .await
+        .text()
+        .await
+        .unwrap()
+}
+
+/// One MCP POST with the bearer token, answered with success.
+async fn mcp_send(
+    http: &reqwest::Client,
+    url: &str,
+    session: Option<&str>,
+    body: &str,
+) -> reqwest::Response {
     let mut req = http
         .post(url)
         .bearer_auth(TOKEN)
@@ -74,23 +88,14 @@ async fn mcp_post(http: &reqwest::Client, url: &str, session: Option<&str>, body
     }
     let r = req.send().await.unwrap();
     assert!(r.status().is_success(), "{}", r.status());
-    r.text().await.unwrap()
+    r
 }
 
 /// An MCP session opened by hand: `initialize`, then `notifications/initialized`.
 async fn raw_session(http: &reqwest::Client, base: &str) -> String {
     let url = format!("{base}/mcp");
     let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#;
-    let r = http
-        .post(&url)
-        .bearer_auth(TOKEN)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(init)
-        .send()
-        .await
-        .unwrap();
-    assert!(r.status().is_success(), "{}", r.status());
+    let r = mcp_send(http, &url, None, init).await;
     let session = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
     let _ = r.text().await.unwrap();
     mcp_post(

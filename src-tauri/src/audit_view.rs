@@ -146,6 +146,15 @@ mod tests {
     use super::*;
     use ground_link::audit::{AuditConfig, AuditLog};
 
+    fn log_in(dir: &Path) -> AuditLog {
+        AuditLog::open(AuditConfig {
+            dir: dir.to_path_buf(),
+            max_age_days: 0,
+            max_total_bytes: 0,
+        })
+        .unwrap()
+    }
+
     fn entry(tool: &str, status: CallStatus, session: &str) -> AuditEntry {
         AuditEntry {
             time: String::new(),
@@ -169,12 +178,7 @@ mod tests {
     #[test]
     fn filters_newest_first_and_verifies() {
         let dir = tempfile::tempdir().unwrap();
-        let log = AuditLog::open(AuditConfig {
-            dir: dir.path().to_path_buf(),
-            max_age_days: 0,
-            max_total_bytes: 0,
-        })
-        .unwrap();
+        let log = log_in(dir.path());
         log.append(&entry("read_file", CallStatus::Success, "chat-a"))
             .unwrap();
         log.append(&entry("write_file", CallStatus::Denied, "chat-b"))
@@ -256,12 +260,7 @@ mod tests {
     #[test]
     fn each_row_says_who_made_the_call_and_can_be_found_by_it() {
         let dir = tempfile::tempdir().unwrap();
-        let log = AuditLog::open(AuditConfig {
-            dir: dir.path().to_path_buf(),
-            max_age_days: 0,
-            max_total_bytes: 0,
-        })
-        .unwrap();
+        let log = log_in(dir.path());
         log.append(&entry("read_file", CallStatus::Success, "chat-a"))
             .unwrap();
         log.append(&AuditEntry {
