@@ -235,47 +235,47 @@ test("browser tools: with the switch off every call is refused", async () => {
   expect(ok(await call(e, { op: "run", tool: "snapshot_page", args: { tabId }, expect: here }))).toMatch(/textbox "Your name"/);
 });
 
-test("browser tools: the extension says browser.hello through the real native host, and backs off while it is not acknowledged", async () => {
+test("browser tools: the extension says browser.hello through the real native host, backs off while it is not acknowledged, and is acknowledged once ground-link runs", async () => {
   const bin = bridgeBin();
   if (!bin) throw new Error("no ground-link binary: set GROUND_LINK_BIN");
   const runtimeDir = tempDir("run");
-  bridge = await startBridge(tempDir("sandbox"), { env: { XDG_RUNTIME_DIR: runtimeDir } });
+  // no ground-link yet: the native host answers every hello with an error
   env = await launch({ nativeHost: bin, env: { XDG_RUNTIME_DIR: runtimeDir } });
   const e = env;
   type Rec = { at: number; tools: boolean; answer: string | null };
-  const history = () => e.sw.evaluate(() => (globalThis as unknown as { __groundLinkBrowser: { hello: { history: Rec[]; acknowledged: boolean } } }).__groundLinkBrowser.hello.history);
+  type Hello = { history: Rec[]; acknowledged: boolean };
+  const hello = () => e.sw.evaluate(() => {
+    const h = (globalThis as unknown as { __groundLinkBrowser: { hello: Hello } }).__groundLinkBrowser.hello;
+    return { history: h.history.map((r) => ({ ...r })), acknowledged: h.acknowledged };
+  });
   const first = await waitFor("the first hello and its answer", async () => {
-    const h = await history();
-    return h[0]?.answer ? h : null;
+    const h = await hello();
+    return h.history[0]?.answer ? h.history : null;
   }, 20_000);
   expect(first[0]?.tools).toBe(false);
-  console.log(`browser.hello answered: ${first[0]?.answer}`);
-  // the switch turned on: a hello with tools:true goes out at once
-  await e.sw.evaluate(() => chrome.storage.local.set({ browserTools: true }));
-  const h = await waitFor("a hello with tools on", async () => {
-    const x = await history();
-    return x.some((r) => r.tools) ? x : null;
-  }, 5_000);
-  const acknowledged = await e.sw.evaluate(() => (globalThis as unknown as { __groundLinkBrowser: { hello: { acknowledged: boolean } } }).__groundLinkBrowser.hello.acknowledged);
-  if (!acknowledged) {
-    // a bridge that predates browser tools answers the unknown message with an error: the
-    // extension keeps asking, but no faster than 1 s, 2 s, 4 s … after each answer
-    await new Promise((r) => setTimeout(r, 4000));
-    const later = (await history()).filter((r) => r.tools);
-    expect(later.length).toBeGreaterThanOrEqual(2);
-    expect(later.length).toBeLessThanOrEqual(4);
-    for (let i = 1; i < later.length; i++) {
-      const gap = later[i]!.at - later[i - 1]!.at;
-      expect(gap, `gap ${i}`).toBeGreaterThanOrEqual(1000 * 2 ** (i - 1) - 50);
-    }
-    expect(later[0]?.answer).toMatch(/\S/);
-    expect(later[0]?.answer).not.toBe("ok");
-  } else {
-    // the hello with tools on is answered too (its answer may still be on the way)
-    const answered = await waitFor("the answer to the hello with tools on", async () => {
-      const x = (await history()).filter((r) => r.tools);
-      return x.at(-1)?.answer ? x : null;
-    }, 5_000);
-    expect(answered.at(-1)?.answer).toBe("ok");
+  expect(first[0]?.answer).toMatch(/ground-link is not running/);
+  // the extension keeps asking, but no faster than 1 s, 2 s, 4 s … after each answer
+  const retried = await waitFor("two retries", async () => {
+    const h = await hello();
+    return h.history.length >= 3 && h.history[2]!.answer ? h : null;
+  }, 10_000);
+  expect(retried.acknowledged).toBe(false);
+  for (let i = 1; i < 3; i++) {
+    const gap = retried.history[i]!.at - retried.history[i - 1]!.at;
+    expect(gap, `gap ${i}`).toBeGreaterThanOrEqual(1000 * 2 ** (i - 1) - 50);
+    expect(retried.history[i]!.answer).toMatch(/ground-link is not running/);
   }
+  // ground-link starts and the switch turns on: a hello with tools:true goes out at once and is
+  // acknowledged (backoff starts over on a switch change)
+  bridge = await startBridge(tempDir("sandbox"), { env: { XDG_RUNTIME_DIR: runtimeDir } });
+  const switched = Date.now();
+  await e.sw.evaluate(() => chrome.storage.local.set({ browserTools: true }));
+  const acked = await waitFor("the acknowledged hello with tools on", async () => {
+    const h = await hello();
+    const last = h.history.at(-1);
+    return last?.tools && last.answer ? h : null;
+  }, 5_000);
+  expect(acked.history.at(-1)?.answer).toBe("ok");
+  expect(acked.acknowledged).toBe(true);
+  expect(acked.history.at(-1)!.at - switched).toBeLessThan(1000); // at once, not after the backoff
 });
