@@ -225,7 +225,16 @@ document.addEventListener("DOMContentLoaded", () => {
   const grokBox = $("grokOnX") as HTMLInputElement;
   void chrome.permissions.contains({ origins: optionalHosts().map((h) => `https://${h}/*`) }).then((has) => (grokBox.checked = has));
   grokBox.addEventListener("change", () => void setGrokOnX(grokBox.checked));
-  void load().then(render);
+  // The settings stay disabled until the stored ones are shown: typed before that, an address
+  // would be overwritten by the stored one, and Save would store an empty step budget.
+  void load().then(
+    (s) => {
+      render(s);
+      document.querySelectorAll<HTMLFieldSetElement>("fieldset.settings").forEach((f) => (f.disabled = false));
+      ($("save") as HTMLButtonElement).disabled = false;
+    },
+    (e: unknown) => setMessage(`could not read the saved settings: ${String(e)} — reload this page`, true),
+  );
   void statusOf({ type: "status" }).then(showStatus);
   // The worker checks the bridge on its own too (a retry after a check that met the old address,
   // the bridge coming back): whatever it found last is shown, so the state never stays stale.
