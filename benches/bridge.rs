@@ -122,7 +122,7 @@ fn main() {
     runtime.block_on(async move {
         let broker = Broker::new(Arc::new(DenyApprover { reason: None }));
         let engine = Arc::new(Engine::new(config, broker.approver()).unwrap());
-        let token = Token::from_secret(TOKEN.into(), dir.path().join("token"));
+        let token = Token::from_secret(TOKEN.into(), "a bench");
         let bound = ground_link::bridge::bind(engine, broker, token, 0).await.unwrap();
         let base = format!("http://{}", bound.addr());
         let stop = tokio_util::sync::CancellationToken::new();

@@ -10,7 +10,10 @@ for group in "${@:-core}"; do
   case "$group" in
     core) need build-essential; need pkg-config
           # bash runs exec_cmd; bubblewrap jails the classifier's differential oracle (tests/oracle.rs).
-          need bash; need bubblewrap ;;
+          need bash; need bubblewrap
+          # The agent token lives in the OS keyring (libdbus); tests/cli.rs checks that against a
+          # real Secret Service on a private session bus.
+          need libdbus-1-dev; need dbus; need gnome-keyring ;;
     bench) need ripgrep; need hyperfine; need wrk ;;
     extension) need chromium; need openssl
                # Node 20.19+ and npm: use the machine's if it has them (Debian 12's own is 18).

@@ -15,6 +15,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use ground_link::approval::{
     ALLOW_APPROVER_WARNING, AllowOnceApprover, Approver, DenyApprover, TtyApprover,
 };
+use ground_link::bridge::token::TokenStore;
 use ground_link::engine::{Engine, EngineConfig, parse_request};
 use ground_link::paths::ConfigPaths;
 use ground_link::protocol::{ApprovalMode, SandboxMode, Source};
@@ -393,10 +394,11 @@ fn approver(approval: Approval, deny_reason: Option<String>) -> Result<Arc<dyn A
     })
 }
 
-fn token_path(token_file: Option<PathBuf>) -> Result<PathBuf> {
+/// The agent token's store: the file `--token-file` names, else the keyring or the default file.
+fn token_store(token_file: Option<PathBuf>) -> Result<TokenStore> {
     Ok(match token_file {
-        Some(f) => f,
-        None => ground_link::bridge::token::default_location(&ConfigPaths::from_env()?),
+        Some(f) => TokenStore::file(f),
+        None => TokenStore::open(&ConfigPaths::from_env()?),
     })
 }
 
@@ -485,7 +487,7 @@ fn serve(args: ServeArgs) -> Result<ExitCode> {
     let mut config = engine_config(&dir, sandbox, mode)?;
     config.watch = true;
     config.approval_timeout = Duration::from_secs(approval_timeout);
-    let token = ground_link::bridge::token::load_or_create(&token_path(token_file)?)?;
+    let token = token_store(token_file)?.load()?;
     if let Some(w) = &token.warning {
         eprintln!("warning: {w}");
     }
@@ -505,7 +507,7 @@ fn serve(args: ServeArgs) -> Result<ExitCode> {
         }
         say!(out, "ground-link listening on http://{}", bound.addr());
         say!(out, "sandbox: {} ({}, mode {})", engine.jail().root().display(), engine.config().sandbox.as_str(), match engine.mode() { ApprovalMode::Ask => "ask", ApprovalMode::Auto => "auto" });
-        say!(out, "token: in {} (print it with `ground-link token`)", token.location.display());
+        say!(out, "token: in {} (print it with `ground-link token`)", token.kept_in);
         say!(out, "pair the extension: open its popup, paste the token, port {}", bound.addr().port());
         say!(out, "approvals: {}", match approval { Approval::Tty => "asked on this terminal", Approval::Deny => "every question is denied (--approval deny)", Approval::Allow => "EVERY question is approved (--approval allow, tests only)" });
         if let Some(why) = engine.not_isolated() {
@@ -603,19 +605,19 @@ fn run(cli: Cli) -> Result<ExitCode> {
             rotate,
             token_file,
         } => {
-            let path = token_path(token_file)?;
+            let store = token_store(token_file)?;
             let token = if rotate {
-                ground_link::bridge::token::rotate(&path)?
+                store.rotate()?
             } else {
-                ground_link::bridge::token::load_or_create(&path)?
+                store.load()?
             };
             if let Some(w) = &token.warning {
                 eprintln!("warning: {w}");
             }
             println!("{}", token.secret());
             eprintln!(
-                "token file: {}{}",
-                path.display(),
+                "kept in {}{}",
+                token.kept_in,
                 if rotate {
                     " (rotated: pair the extension again)"
                 } else {

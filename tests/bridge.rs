@@ -47,7 +47,7 @@ impl Server {
         config.approval_timeout = approval_timeout;
         let broker = Broker::new(approver);
         let engine = Arc::new(Engine::new(config, broker.approver()).unwrap());
-        let token = Token::from_secret(TOKEN.to_string(), f.base().join("token"));
+        let token = Token::from_secret(TOKEN.to_string(), "a test");
         let bound = runtime
             .block_on(ground_link::bridge::bind(engine, broker, token, 0))
             .unwrap();

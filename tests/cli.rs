@@ -530,3 +530,87 @@ fn a_reason_with_newlines_cannot_draw_lines_of_the_terminal_question() {
     let _ = child.wait();
     let _ = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
 }
+
+/// The agent token in a real Secret Service (gnome-keyring on a private D-Bus session): a token
+/// file the CLI made before moves into the keyring, rotating changes both, and with the keyring
+/// gone the file still holds the same key — so the CLI, `serve` and the tray app (all
+/// `TokenStore::open`) never hand out two different keys.
+#[test]
+fn the_token_moves_into_a_real_keyring_and_the_file_follows_it() {
+    for tool in ["dbus-run-session", "gnome-keyring-daemon"] {
+        let found = Command::new("sh")
+            .args(["-c", &format!("command -v {tool}")])
+            .output()
+            .unwrap();
+        assert!(
+            found.status.success(),
+            "{tool} is missing: run scripts/install-deps.sh core (it installs dbus and gnome-keyring)"
+        );
+    }
+    let f = Fixture::new();
+    let old = "0123456789abcdef".repeat(4);
+    f.put("home/.config/ground-link/token", &format!("{old}\n"));
+    let home = f.base().join("home");
+    // One shell inside the private session: every step prints `step=token|kept in …`.
+    let script = r#"
+        set -e
+        printf pw | gnome-keyring-daemon --foreground --unlock --components=secrets >/dev/null &
+        daemon=$!
+        # Wait until it owns the Secret Service name: asking earlier would D-Bus-activate a
+        # second, locked daemon.
+        for _ in $(seq 100); do
+            dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \
+                org.freedesktop.DBus.NameHasOwner string:org.freedesktop.secrets | grep -q 'boolean true' && break
+            sleep 0.05
+        done
+        step() { printf '%s=%s|%s\n' "$1" "$("$BIN" token $2 2>/tmp/err.$$)" "$(grep '^kept in' /tmp/err.$$)"; }
+        step moved
+        step again
+        step rotated --rotate
+        printf 'file=%s|\n' "$(cat "$XDG_CONFIG_HOME/ground-link/token")"
+        kill "$daemon"; wait "$daemon" || true
+        step gone
+        rm -f /tmp/err.$$
+    "#;
+    let out = Command::new("dbus-run-session")
+        .args(["--", "bash", "-c", script])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap())
+        .env("BIN", BIN)
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_DATA_HOME", home.join(".local/share"))
+        .env(
+            "GROUND_LINK_MANAGED_FILE",
+            f.base().join("managed/permissions.json"),
+        )
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let step = |name: &str| -> (String, String) {
+        let line = text
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}=")))
+            .unwrap_or_else(|| panic!("no {name} step in:\n{text}"));
+        let (token, kept) = line.split_once('|').unwrap();
+        (token.to_string(), kept.to_string())
+    };
+    let keyring = "kept in the OS keyring (ground-link/bridge-token)";
+    assert_eq!(step("moved"), (old.clone(), keyring.to_string()));
+    assert_eq!(step("again"), (old.clone(), keyring.to_string()));
+    let (rotated, kept) = step("rotated");
+    assert_ne!(rotated, old);
+    assert!(kept.starts_with(keyring), "{kept}");
+    assert_eq!(step("file").0, rotated, "the file follows a rotation");
+    let (gone, kept) = step("gone");
+    assert_eq!(
+        gone, rotated,
+        "without the keyring the file has the same key"
+    );
+    assert!(kept.starts_with("kept in the file "), "{kept}");
+}

@@ -1,13 +1,13 @@
 //! The app object behind the commands and the tray: the hosted core, the settings, the token,
 //! and the windows. Tauri-specific glue lives here and in `lib.rs`; decisions stay in the core.
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Manager};
 use tauri_plugin_store::StoreExt;
 
+use ground_link::bridge::token::TokenStore;
 use ground_link::engine::Engine;
 use ground_link::protocol::ApprovalMode;
 
@@ -15,7 +15,6 @@ use crate::approver::DialogSurface;
 use crate::commands::{ClientAdded, ClientView, PairedExtension, PairingView, SettingsView};
 use crate::error::{CommandError, CommandErrorKind};
 use crate::host::Host;
-use crate::secret::{self, SecretStore};
 use crate::settings::{AppSettings, STORE_FILE, STORE_KEY};
 use crate::view::DialogState;
 use crate::windows::WindowId;
@@ -25,9 +24,7 @@ pub struct App {
     pub host: Arc<Host>,
     settings: Mutex<AppSettings>,
     dialog: Arc<Mutex<Option<Channel<DialogState>>>>,
-    secrets: Box<dyn SecretStore>,
-    token_file: PathBuf,
-    token_note: Mutex<(String, Option<String>)>,
+    tokens: TokenStore,
     /// One settings change at a time: two quick tray toggles must leave the engine in the
     /// state that was saved last.
     changing: tokio::sync::Mutex<()>,
@@ -67,9 +64,7 @@ impl App {
         handle: AppHandle,
         host: Arc<Host>,
         settings: AppSettings,
-        secrets: Box<dyn SecretStore>,
-        token_file: PathBuf,
-        token_note: (String, Option<String>),
+        tokens: TokenStore,
     ) -> Arc<App> {
         let dialog = Arc::new(Mutex::new(None));
         host.approver.set_surface(Arc::new(WindowSurface {
@@ -82,9 +77,7 @@ impl App {
             host,
             settings: Mutex::new(settings),
             dialog,
-            secrets,
-            token_file,
-            token_note: Mutex::new(token_note),
+            tokens,
             changing: tokio::sync::Mutex::new(()),
         })
     }
@@ -205,12 +198,12 @@ impl App {
 
     pub fn pairing_view(&self) -> PairingView {
         let status = self.host.status();
-        let (kept_in, warning) = lock(&self.token_note).clone();
+        let token = self.host.token();
         let clients = self.clients().list();
         PairingView {
-            token: self.host.token().secret().to_string(),
-            kept_in,
-            warning,
+            token: token.secret().to_string(),
+            kept_in: token.kept_in.clone(),
+            warning: token.warning.clone(),
             port: status.port,
             connected: status.connected,
             paired: self
@@ -273,9 +266,7 @@ impl App {
     /// A new token; the bridge restarts with it (paired extensions must pair again).
     pub async fn rotate_token(&self) -> Result<PairingView, CommandError> {
         let _one = self.changing.lock().await;
-        let loaded = secret::rotate(self.secrets.as_ref(), &self.token_file)?;
-        self.host.set_token(loaded.token);
-        *lock(&self.token_note) = (loaded.kept_in, loaded.warning);
+        self.host.set_token(self.tokens.rotate()?);
         self.host.apply(&self.settings()).await?;
         Ok(self.pairing_view())
     }

@@ -323,7 +323,7 @@ mod tests {
             ConfigPaths::under(base.path()),
             // No exec_cmd runs here, so the supervisor binary is never started.
             PathBuf::from("/nonexistent/ground-link-app"),
-            Token::from_secret(secret(), "test".into()),
+            Token::from_secret(secret(), "a test"),
         );
         host.approver.set_surface(Arc::new(Silent));
         let mut s = AppSettings::default();

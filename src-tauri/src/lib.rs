@@ -10,7 +10,6 @@ pub mod commands;
 pub mod error;
 pub mod host;
 pub mod log;
-pub mod secret;
 pub mod settings;
 pub mod tray;
 pub mod tsgen;
@@ -27,6 +26,7 @@ use tauri::tray::TrayIconBuilder;
 use tauri::{AppHandle, Manager, RunEvent, WindowEvent};
 use tauri_plugin_store::StoreExt;
 
+use ground_link::bridge::token::TokenStore;
 use ground_link::paths::ConfigPaths;
 use ground_link::protocol::{ApprovalAnswer, ApprovalMode};
 
@@ -313,10 +313,9 @@ pub fn run(started: Instant) {
             let handle = app.handle().clone();
             let paths = ConfigPaths::from_env()?;
             let settings = load_settings(&handle, &args);
-            let token_file = ground_link::bridge::token::default_location(&paths);
-            let keyring = secret::Keyring::open();
-            let loaded = secret::load(&keyring, &token_file)?;
-            if let Some(w) = &loaded.warning {
+            let tokens = TokenStore::open(&paths);
+            let token = tokens.load()?;
+            if let Some(w) = &token.warning {
                 eprintln!("ground-link-app: warning: {w}");
             }
             // exec_cmd's per-call supervisor is the CLI next to this binary (the package puts
@@ -329,8 +328,8 @@ pub fn run(started: Instant) {
                     supervisor.display()
                 );
             }
-            let host = Host::new(paths, supervisor, loaded.token.clone());
-            let state = App::new(handle.clone(), host, settings.clone(), Box::new(keyring), token_file, (loaded.kept_in.clone(), loaded.warning.clone()));
+            let host = Host::new(paths, supervisor, token);
+            let state = App::new(handle.clone(), host, settings.clone(), tokens);
             app.manage(Arc::clone(&state));
             state.retitle();
             let handles = build_tray(&handle, &state)?;
