@@ -4,7 +4,6 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -18,7 +17,7 @@ use ground_link::approval::{
 use ground_link::bridge::token::TokenStore;
 use ground_link::engine::{Engine, EngineConfig, parse_request};
 use ground_link::paths::ConfigPaths;
-use ground_link::protocol::{ApprovalMode, SandboxMode, Source};
+use ground_link::protocol::{ApprovalMode, SandboxMode, Settings, Source};
 
 #[derive(Parser)]
 #[command(
@@ -44,6 +43,49 @@ enum Mode {
     Auto,
 }
 
+/// The defaults are the settings' own (`Settings::default`), never restated here.
+fn defaults() -> Settings {
+    Settings::default()
+}
+
+impl From<SandboxMode> for Sandbox {
+    fn from(m: SandboxMode) -> Sandbox {
+        match m {
+            SandboxMode::ReadOnly => Sandbox::ReadOnly,
+            SandboxMode::WorkspaceWrite => Sandbox::WorkspaceWrite,
+            SandboxMode::FullAccess => Sandbox::FullAccess,
+        }
+    }
+}
+
+impl From<Sandbox> for SandboxMode {
+    fn from(m: Sandbox) -> SandboxMode {
+        match m {
+            Sandbox::ReadOnly => SandboxMode::ReadOnly,
+            Sandbox::WorkspaceWrite => SandboxMode::WorkspaceWrite,
+            Sandbox::FullAccess => SandboxMode::FullAccess,
+        }
+    }
+}
+
+impl From<ApprovalMode> for Mode {
+    fn from(m: ApprovalMode) -> Mode {
+        match m {
+            ApprovalMode::Ask => Mode::Ask,
+            ApprovalMode::Auto => Mode::Auto,
+        }
+    }
+}
+
+impl From<Mode> for ApprovalMode {
+    fn from(m: Mode) -> ApprovalMode {
+        match m {
+            Mode::Ask => ApprovalMode::Ask,
+            Mode::Auto => ApprovalMode::Auto,
+        }
+    }
+}
+
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
 enum Approval {
     Tty,
@@ -57,7 +99,7 @@ struct ServeArgs {
     #[arg(long, value_name = "D")]
     dir: PathBuf,
     /// Port on 127.0.0.1; 0 picks a free one.
-    #[arg(long, default_value_t = 18080)]
+    #[arg(long, default_value_t = defaults().port)]
     port: u16,
     /// Read the token from F (created if missing) instead of the default location.
     #[arg(long, value_name = "F")]
@@ -68,12 +110,12 @@ struct ServeArgs {
     /// The reason `--approval deny` gives the model.
     #[arg(long, value_name = "R")]
     deny_reason: Option<String>,
-    #[arg(long, value_enum, default_value = "workspace-write")]
+    #[arg(long, value_enum, default_value_t = defaults().sandbox.into())]
     sandbox: Sandbox,
-    #[arg(long, value_enum, default_value = "ask")]
+    #[arg(long, value_enum, default_value_t = defaults().mode.into())]
     mode: Mode,
     /// Seconds to wait for an approval before denying.
-    #[arg(long, default_value_t = 120)]
+    #[arg(long, default_value_t = defaults().approval_timeout_sec)]
     approval_timeout: u64,
 }
 
@@ -82,9 +124,9 @@ struct Common {
     /// The sandbox root: every path is resolved inside it.
     #[arg(long, value_name = "D")]
     dir: PathBuf,
-    #[arg(long, value_enum, default_value = "workspace-write")]
+    #[arg(long, value_enum, default_value_t = defaults().sandbox.into())]
     sandbox: Sandbox,
-    #[arg(long, value_enum, default_value = "ask")]
+    #[arg(long, value_enum, default_value_t = defaults().mode.into())]
     mode: Mode,
     /// The call as JSON: {"name":…,"args":{…},"reason":…}; `-` reads it from stdin.
     #[arg(long, value_name = "CALL")]
@@ -120,7 +162,7 @@ enum ClientCommand {
 #[derive(clap::Args)]
 struct McpArgs {
     /// The port of the running tray app or `ground-link serve`.
-    #[arg(long, default_value_t = 18080)]
+    #[arg(long, default_value_t = defaults().port)]
     port: u16,
     /// A 0600 file holding this client's token (`ground-link token add NAME > F`). Never the
     /// bridge token: that is the extension's pairing key.
@@ -164,7 +206,7 @@ enum Command {
         #[arg(long, value_name = "R")]
         deny_reason: Option<String>,
         /// Seconds to wait for an approval before denying.
-        #[arg(long, default_value_t = 120)]
+        #[arg(long, default_value_t = defaults().approval_timeout_sec)]
         approval_timeout: u64,
     },
     /// The audit log.
@@ -358,23 +400,23 @@ fn install_native_host(
     Ok(ExitCode::SUCCESS)
 }
 
-fn engine_config(dir: &std::path::Path, sandbox: Sandbox, mode: Mode) -> Result<EngineConfig> {
-    let paths = ConfigPaths::from_env()?;
-    let settings = ground_link::protocol::Settings {
-        sandbox: match sandbox {
-            Sandbox::ReadOnly => SandboxMode::ReadOnly,
-            Sandbox::WorkspaceWrite => SandboxMode::WorkspaceWrite,
-            Sandbox::FullAccess => SandboxMode::FullAccess,
-        },
-        mode: match mode {
-            Mode::Ask => ApprovalMode::Ask,
-            Mode::Auto => ApprovalMode::Auto,
-        },
-        ..Default::default()
+/// The engine for a command's flags: the flags over the default settings, through the one
+/// mapping from settings to the engine (`EngineConfig::with_settings`, the app's too).
+fn engine_config(
+    dir: &std::path::Path,
+    sandbox: Sandbox,
+    mode: Mode,
+    approval_timeout_sec: u64,
+) -> Result<EngineConfig> {
+    let settings = Settings {
+        sandbox: sandbox.into(),
+        mode: mode.into(),
+        approval_timeout_sec,
+        ..defaults()
     };
     Ok(EngineConfig::with_settings(
         dir.to_path_buf(),
-        paths,
+        ConfigPaths::from_env()?,
         &settings,
     ))
 }
@@ -484,9 +526,8 @@ fn serve(args: ServeArgs) -> Result<ExitCode> {
     } else {
         Approval::Deny
     });
-    let mut config = engine_config(&dir, sandbox, mode)?;
+    let mut config = engine_config(&dir, sandbox, mode, approval_timeout)?;
     config.watch = true;
-    config.approval_timeout = Duration::from_secs(approval_timeout);
     let token = token_store(token_file)?.load()?;
     if let Some(w) = &token.warning {
         eprintln!("warning: {w}");
@@ -628,7 +669,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Check { common } => {
             let request = common.request()?;
-            let mut config = engine_config(&common.dir, common.sandbox, common.mode)?;
+            let mut config = engine_config(
+                &common.dir,
+                common.sandbox,
+                common.mode,
+                defaults().approval_timeout_sec,
+            )?;
             config.audit = false;
             let engine = Engine::new(config, Arc::new(DenyApprover { reason: None }))?;
             let mut out = serde_json::to_value(engine.check(&request))?;
@@ -645,8 +691,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             approval_timeout,
         } => {
             let request = common.request()?;
-            let mut config = engine_config(&common.dir, common.sandbox, common.mode)?;
-            config.approval_timeout = Duration::from_secs(approval_timeout);
+            let config = engine_config(&common.dir, common.sandbox, common.mode, approval_timeout)?;
             let engine = Engine::new(config, approver(approval, deny_reason)?)?;
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()

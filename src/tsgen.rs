@@ -73,6 +73,14 @@ pub fn extension_bridge() -> String {
         crate::reply::MAX_CALLS_PER_REPLY
     ));
     out.push_str(&doc(
+        "The bridge's default port (`Settings::default`): the extension's default address.",
+        "",
+    ));
+    out.push_str(&format!(
+        "export const DEFAULT_PORT = {};\n\n",
+        crate::protocol::Settings::default().port
+    ));
+    out.push_str(&doc(
         "Header names and MAC labels of signed requests and answers (src/bridge/sign.rs).",
         "",
     ));

@@ -5,6 +5,7 @@
  */
 
 import { SITE_IDS, type AdapterOverrides, type SiteId } from "./adapters";
+import { DEFAULT_PORT } from "./gen/bridge";
 
 export interface Settings {
   /** Where the bridge listens; only loopback addresses are accepted. */
@@ -21,7 +22,7 @@ export interface Settings {
   promptLang: "en" | "zh";
 }
 
-export const DEFAULT_BRIDGE_URL = "http://127.0.0.1:18080";
+export const DEFAULT_BRIDGE_URL = `http://127.0.0.1:${DEFAULT_PORT}`;
 export const DEFAULT_STEP_BUDGET = 25;
 
 export function defaultSettings(): Settings {
@@ -52,7 +53,7 @@ export function parseBridgeUrl(input: string): { ok: true; url: string } | { ok:
     return { ok: false, message: `"${u.hostname}" is not a loopback address; the bridge only listens on 127.0.0.1 (or localhost)` };
   }
   if (u.pathname !== "/" || u.search || u.hash || u.username || u.password) {
-    return { ok: false, message: "enter only scheme, host and port, e.g. http://127.0.0.1:18080" };
+    return { ok: false, message: `enter only scheme, host and port, e.g. ${DEFAULT_BRIDGE_URL}` };
   }
   return { ok: true, url: u.origin };
 }

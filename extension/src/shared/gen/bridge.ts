@@ -224,6 +224,9 @@ export const LIMITS = {
   maxCallsPerReply: 20,
 } as const;
 
+/** The bridge's default port (`Settings::default`): the extension's default address. */
+export const DEFAULT_PORT = 18080;
+
 /** Header names and MAC labels of signed requests and answers (src/bridge/sign.rs). */
 export const SIGNING = {
   headerNonce: "x-ground-link-nonce",
