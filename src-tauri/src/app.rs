@@ -176,7 +176,7 @@ impl App {
             launcher.disable()
         };
         if let Err(e) = r {
-            eprintln!("ground-link-app: autostart could not be changed: {e}");
+            tracing::warn!("autostart could not be changed: {e}");
         }
     }
 

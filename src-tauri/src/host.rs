@@ -179,7 +179,7 @@ impl Host {
             let native = bridge::native::socket_path()
                 .and_then(|p| bridge::native::listen(Arc::clone(&bound.bridge), &p));
             if let Err(e) = &native {
-                eprintln!("ground-link: no native messaging: {e}");
+                tracing::warn!("no native messaging: {e}");
             }
             if let Err(e) = bound.serve(shutdown).await {
                 tracing::error!("bridge stopped: {e}");

@@ -316,15 +316,15 @@ pub fn run(started: Instant) {
             let tokens = TokenStore::open(&paths);
             let token = tokens.load()?;
             if let Some(w) = &token.warning {
-                eprintln!("ground-link-app: warning: {w}");
+                tracing::warn!("{w}");
             }
             // exec_cmd's per-call supervisor is the CLI next to this binary (the package puts
             // both in /usr/bin): it must be single-threaded, and this binary is not (WebKit
             // starts a thread before main).
             let supervisor = std::env::current_exe()?.with_file_name("ground-link");
             if !supervisor.is_file() {
-                eprintln!(
-                    "ground-link-app: warning: {} is missing, so exec_cmd calls will fail; install the ground-link CLI next to the app",
+                tracing::error!(
+                    "{} is missing, so exec_cmd calls will fail; install the ground-link CLI next to the app",
                     supervisor.display()
                 );
             }
@@ -346,7 +346,7 @@ pub fn run(started: Instant) {
                         status.root.map(|r| r.display().to_string()).unwrap_or_default()
                     ),
                     Err(e) => {
-                        eprintln!("ground-link-app: tray up in {} ms, bridge not running: {e}", started.elapsed().as_millis());
+                        tracing::error!("tray up in {} ms, bridge not running: {e}", started.elapsed().as_millis());
                         st.show(WindowId::Settings);
                     }
                 }

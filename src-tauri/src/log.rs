@@ -1,6 +1,7 @@
 //! The app's diagnostics go to a file: started from the desktop or at login, it has no
 //! terminal. `$XDG_STATE_HOME/ground-link/app.<date>.log`, a new file each day, the last seven
 //! kept; the level from `GROUND_LINK_LOG` as for the CLI. The settings window shows the folder.
+//! Started from a terminal (`make run`), the same events also go to standard error.
 
 use std::path::PathBuf;
 
@@ -25,10 +26,19 @@ pub fn to_file() -> Option<PathBuf> {
             return None;
         }
     };
-    tracing_subscriber::fmt()
-        .with_env_filter(ground_link::logging::filter())
+    use tracing_subscriber::prelude::*;
+    let file = tracing_subscriber::fmt::layer()
         .with_writer(appender)
+        .with_ansi(false);
+    let terminal = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_target(false)
         .with_ansi(false)
+        .without_time();
+    tracing_subscriber::registry()
+        .with(ground_link::logging::filter())
+        .with(file)
+        .with(terminal)
         .try_init()
         .ok()?;
     Some(dir)

@@ -71,10 +71,7 @@ pub fn get_or_create(app: &tauri::AppHandle, id: WindowId) -> Option<tauri::Webv
     match tauri::WebviewWindowBuilder::from_config(app, &config).and_then(|b| b.build()) {
         Ok(w) => Some(w),
         Err(e) => {
-            eprintln!(
-                "ground-link-app: the {} window could not be made: {e}",
-                id.label()
-            );
+            tracing::error!("the {} window could not be made: {e}", id.label());
             None
         }
     }
