@@ -7,6 +7,7 @@
 
 use std::fmt::Write as _;
 
+use crate::parser::BlockErrorKind;
 use crate::protocol::CallStatus;
 
 /// Make untrusted text safe to show to the model.
@@ -73,15 +74,16 @@ fn fresh_id() -> String {
 }
 
 /// The result a `<tool>` block that is not a call gets (DESIGN §2.1: reported to the model,
-/// never dropped). `kind` is the error's wire name (`invalidJson`…). The detail quotes the
-/// model's own text, so every `<` in it is escaped: a quoted `<tool>` must never parse as a
-/// call, nor a quoted `</tool_result>` end the result. The extension writes the same text
-/// (`parseErrorResult`); tests/vectors/invalid_call.json holds both to it.
-pub fn invalid_call_result(kind: &str, detail: &str) -> String {
+/// never dropped). The one text for every path: the clipboard fallback here, the extension
+/// through `POST /invalid-call`; tests/vectors/invalid_call.json holds it. The detail quotes the
+/// model's text, so it is untrusted: every `<` is escaped (a quoted `<tool>` must never parse as
+/// a call, nor a quoted `</tool_result>` end the result) and invisible characters are made
+/// visible as in any output.
+pub fn invalid_call_result(kind: BlockErrorKind, detail: &str) -> String {
     format!(
         "<tool_result name=\"invalid_call\" status=\"error\">\nThe tool call was not run: {} \
          ({kind}).\n</tool_result>",
-        detail.replace('<', "&lt;")
+        sanitize(&detail.replace('<', "&lt;"))
     )
 }
 

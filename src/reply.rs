@@ -133,7 +133,7 @@ pub async fn run_reply(
             }
             Err(e) => {
                 broken += 1;
-                out.push(invalid_call_result(e.kind.as_str(), &e.message));
+                out.push(invalid_call_result(e.kind, &e.message));
             }
         }
     }

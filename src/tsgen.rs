@@ -56,6 +56,8 @@ pub fn extension_bridge() -> String {
     let _ = g.subschema_for::<wire::ErrorBody>();
     let _ = g.subschema_for::<wire::PanelCallReport>();
     let _ = g.subschema_for::<wire::PanelCallAudited>();
+    let _ = g.subschema_for::<wire::InvalidCallReport>();
+    let _ = g.subschema_for::<wire::InvalidCallFormatted>();
     let defs = definitions(&g);
     let mut out = typescript(
         "// Generated from the Rust types by src/tsgen.rs; do not edit by hand.\n// Regenerate: GL_WRITE_TYPES=1 cargo test --lib tsgen\n/* eslint-disable */\n\n",

@@ -1983,3 +1983,63 @@ fn a_call_found_by_the_generic_fallback_always_asks() {
     assert_eq!(asked(), 2);
     s.shutdown();
 }
+
+/// `POST /invalid-call`: the extension's broken blocks get the core's text (the shared vectors,
+/// invisible characters made visible), signed like every answer; bad bodies say what is wrong.
+#[test]
+fn a_broken_block_is_formatted_by_the_core_for_the_extension() {
+    let f = Fixture::new();
+    let s = Server::start(
+        &f,
+        Arc::new(DenyApprover { reason: None }),
+        ApprovalMode::Ask,
+        Duration::from_secs(5),
+    );
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/vectors/invalid_call.json"
+    );
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    for case in file["cases"].as_array().unwrap() {
+        let body = json!({"kind": case["kind"], "detail": case["detail"]}).to_string();
+        let a = signed(s.port, "POST", "/invalid-call", &body);
+        assert_eq!(a.status, 200, "{}", a.body);
+        assert!(a.answer_mac.is_some(), "the answer is signed");
+        let v: Value = serde_json::from_str(&a.body).unwrap();
+        assert_eq!(v["formatted"], case["expect"], "{}", case["name"]);
+    }
+    let refused = [
+        (
+            json!({"kind": "madeUp", "detail": "x"}),
+            400,
+            "one of invalidJson",
+        ),
+        (json!({"kind": "invalidJson"}), 400, "detail"),
+        (
+            json!({"kind": "invalidJson", "detail": "x", "extra": 1}),
+            400,
+            "extra",
+        ),
+        (
+            json!({"kind": "invalidJson", "detail": "x".repeat(5000)}),
+            413,
+            "at most 4096",
+        ),
+    ];
+    for (body, status, says) in refused {
+        let a = signed(s.port, "POST", "/invalid-call", &body.to_string());
+        assert_eq!(a.status, status, "{body}: {}", a.body);
+        assert!(a.body.contains(says), "{body}: {}", a.body);
+    }
+    // Unsigned, from the extension's origin: refused like every route but /health.
+    let c = s.client();
+    s.runtime.block_on(async {
+        let r = c
+            .post(format!("{}/invalid-call", s.base))
+            .json(&json!({"kind": "invalidJson", "detail": "x"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+    });
+}

@@ -729,6 +729,7 @@ fn a_client_key_signs_for_mcp_only_once_per_nonce_and_not_after_revocation() {
         ("POST", "/exec"),
         ("GET", "/tools"),
         ("POST", "/panel-calls"),
+        ("POST", "/invalid-call"),
         ("GET", "/health"),
     ] {
         let (request, _) = signed_mcp(

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { Budget } from "../src/shared/budget";
 import { Dedupe, MAX_ENTRIES, TTL_MS, replyKey } from "../src/shared/dedupe";
-import { combineResults, parseErrorResult } from "../src/shared/format";
+import { combineResults } from "../src/shared/format";
 import { parseToolBlocks } from "../src/shared/parser";
 import { DEFAULT_STEP_BUDGET, defaultSettings, normaliseSettings, parseBridgeUrl } from "../src/shared/settings";
 import { MemoryKV } from "../src/shared/store";
@@ -115,12 +115,10 @@ describe("results message", () => {
     expect(combineResults([a, "", b])).toBe(`${a}\n\n${b}`);
   });
 
-  it("a malformed block is reported to the model, and the report cannot parse as a call", () => {
+  it("a malformed block carries what the bridge needs to tell the model (kind and message)", () => {
     const [block] = parseToolBlocks('<tool>{"name":"ls"} and <tool>{"name":"write_file"}</tool>');
     if (!block || block.kind !== "error") throw new Error("expected an error block");
-    const text = parseErrorResult(block.error, block.message);
-    expect(text).toContain('status="error"');
-    expect(text).toContain("trailingText");
-    expect(parseToolBlocks(text)).toEqual([]);
+    expect(block.error).toBe("trailingText");
+    expect(block.message).toContain("<tool>");
   });
 });

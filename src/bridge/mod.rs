@@ -379,6 +379,7 @@ pub fn router(bridge: Arc<Bridge>) -> Router {
         .route("/events", get(events))
         .route("/adapter-health", axum::routing::post(adapter_health))
         .route("/panel-calls", axum::routing::post(panel_calls))
+        .route("/invalid-call", axum::routing::post(invalid_call))
         .nest_service("/mcp", mcp::service(Arc::clone(&bridge)))
         .fallback(not_found)
         .layer(DefaultBodyLimit::disable())
@@ -822,6 +823,40 @@ async fn panel_calls(State(bridge): State<Arc<Bridge>>, body: Bytes) -> Response
     }
     axum::Json(wire::PanelCallAudited {
         call_id: entry.call_id,
+    })
+    .into_response()
+}
+
+/// The longest parser message `POST /invalid-call` takes: the parser quotes a short snippet,
+/// so anything near this is not one of its messages.
+const MAX_INVALID_DETAIL: usize = 4096;
+
+/// `POST /invalid-call` (the guard already required the pairing key): the result a `<tool>`
+/// block the extension could not parse gets, formatted by the core like every other result.
+async fn invalid_call(body: Bytes) -> Response {
+    let report: wire::InvalidCallReport = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "the body is not {{\"kind\": one of invalidJson, notAnObject, missingName, \
+                     badField, trailingText, unterminated, \"detail\": the parser's message}}: {e}"
+                ),
+            );
+        }
+    };
+    if report.detail.len() > MAX_INVALID_DETAIL {
+        return error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "the detail is {} bytes; at most {MAX_INVALID_DETAIL} (the parser quotes a short snippet)",
+                report.detail.len()
+            ),
+        );
+    }
+    axum::Json(wire::InvalidCallFormatted {
+        formatted: crate::format::invalid_call_result(report.kind, &report.detail),
     })
     .into_response()
 }

@@ -127,6 +127,23 @@ pub enum PanelDecision {
     Failed,
 }
 
+/// `POST /invalid-call`: a `<tool>` block the extension's parser rejected, for the core to
+/// format (DESIGN §2.1: the model is told, in the one text every path uses).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct InvalidCallReport {
+    pub kind: crate::parser::BlockErrorKind,
+    /// The parser's message; it quotes the model's text, so it is treated as untrusted.
+    pub detail: String,
+}
+
+/// The answer to `POST /invalid-call`: the `<tool_result>` block, ready to paste.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InvalidCallFormatted {
+    pub formatted: String,
+}
+
 /// The answer to `POST /panel-calls`: the line is in the audit log file by now.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -197,6 +197,33 @@ test("two calls in one reply go back in one message", async () => {
   expect((await cards(page))[0]?.states).toBe("done done");
 });
 
+test("a broken block's result is the bridge's, in the same message as the good call's; with the bridge down nothing is sent", async () => {
+  needBridge();
+  writeFileSync(join(dir, "a.txt"), "alpha\n");
+  bridge = await startBridge(dir);
+  await pair(env, bridge);
+  // trailing text after the JSON, with a zero-width space the core makes visible
+  const broken = '<tool>{"name":"list_dir","args":{}} x\u200by</tool>';
+  env.site.setModel((_p, turn) => (turn === 0 ? { answer: `${broken}\n${toolCall("read_file", { path: "a.txt" })}` } : turn === 1 ? { answer: "Noted." } : { answer: `again: ${broken}` }));
+  const page = await openChat(env);
+  await say(page, "look");
+  await waitFor("the results message", () => env.site.turns.length >= 2);
+  const sent = prompts()[1] ?? "";
+  expect(sent).toContain('<tool_result name="invalid_call" status="error">');
+  expect(sent).toContain("x[U+200B]y");
+  expect(sent).toContain("(trailingText)");
+  expect(sent).toContain("alpha");
+  expect(sent.indexOf('name="invalid_call"')).toBeLessThan(sent.indexOf('name="read_file"'));
+  await waitFor("the reply to the results", () => env.site.turns[1]?.streamEndAt);
+  // the next reply is broken only, and the bridge is gone: the card says so, nothing is sent
+  await bridge.stop();
+  await say(page, "once more");
+  await waitFor("the third reply", () => env.site.turns[2]?.streamEndAt);
+  await waitFor("the card's failure", async () => ((await cards(page))[1]?.footer ?? "") !== "");
+  await page.waitForTimeout(1500);
+  expect(env.site.turns.length).toBe(3);
+});
+
 test("a call already on the page at load is not run", async () => {
   needBridge();
   bridge = await startBridge(dir);

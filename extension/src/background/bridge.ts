@@ -9,7 +9,7 @@
  */
 
 import { SseReader } from "../shared/decoders";
-import { SIGNING, TOOL_NAMES, type AdapterProblems, type AdapterReport, type PanelCallAudited, type PanelCallReport } from "../shared/gen/bridge";
+import { SIGNING, TOOL_NAMES, type AdapterProblems, type AdapterReport, type InvalidCallReport, type PanelCallAudited, type PanelCallReport } from "../shared/gen/bridge";
 import type { BridgeEvent, CallRequest, CallResult, CallStatus, FailureKind, Health, Risk, ToolName } from "../shared/protocol";
 import { answerMac, eventMac, importKey, same, sha256Hex, signRequest } from "./sign";
 
@@ -185,6 +185,20 @@ export class BridgeClient {
       return { ok: false, kind: r.value.status === 400 || r.value.status === 413 ? "bad" : "http", status: r.value.status, message: `POST /panel-calls failed (HTTP ${r.value.status}${errorSuffix(body)})` };
     }
     return { ok: true, value: { callId: report.callId } };
+  }
+
+  /**
+   * `POST /invalid-call`: the result a `<tool>` block the parser rejected gets, written by the
+   * core like every other result (the detail quotes the model's text, so the core escapes it).
+   */
+  async formatInvalid(report: InvalidCallReport): Promise<BridgeOutcome<string>> {
+    const r = await this.request("POST", "/invalid-call", report, SHORT_TIMEOUT_MS);
+    if (!r.ok) return r;
+    const body = readJson(r.value);
+    if (r.value.status !== 200 || !isRecord(body) || typeof body.formatted !== "string") {
+      return { ok: false, kind: r.value.status === 400 || r.value.status === 413 ? "bad" : "http", status: r.value.status, message: `POST /invalid-call failed (HTTP ${r.value.status}${errorSuffix(body)})` };
+    }
+    return { ok: true, value: body.formatted };
   }
 
   /** `GET /prompt?lang=…`: the instruction text, served as text/plain. */

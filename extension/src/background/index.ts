@@ -283,6 +283,10 @@ async function handle(msg: Request, sender: chrome.runtime.MessageSender): Promi
       const r = await c.exec({ ...msg.call, session: msg.session, callId: msg.callId, reply: msg.reply, ...(msg.provenance ? { provenance: msg.provenance } : {}) });
       return afterCall(r);
     }
+    case "invalidCall": {
+      const r = await (await client()).formatInvalid(msg.report);
+      return r.ok ? { type: "formatted", formatted: r.value } : { type: "failed", kind: r.kind, message: r.message };
+    }
     case "await": {
       const r = await (await client()).poll(msg.callId);
       return afterCall(r);

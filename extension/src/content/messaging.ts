@@ -4,6 +4,7 @@
  * (`await`) rather than sent twice; the call id is chosen here, before the first attempt.
  */
 
+import type { InvalidCallReport } from "../shared/gen/bridge";
 import type { CallResult, ContentRequest, FailureKind, Provenance, Reply, ToolCall } from "../shared/protocol";
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -35,6 +36,14 @@ export type CallOutcome = { ok: true; result: CallResult } | { ok: false; kind: 
  * the model reply the call came from: the bridge runs at most 20 calls of one reply and none
  * after the person denied one, answering the rest `not run` (DESIGN §5.2).
  */
+/** The result the bridge writes for a block the parser rejected. */
+export async function formatInvalid(report: InvalidCallReport): Promise<{ ok: true; formatted: string } | { ok: false; kind: FailureKind; message: string }> {
+  const reply = await ask({ type: "invalidCall", report });
+  if (reply.type === "formatted") return { ok: true, formatted: reply.formatted };
+  if (reply.type === "failed") return { ok: false, kind: reply.kind, message: reply.message };
+  return { ok: false, kind: "bad", message: `unexpected reply "${reply.type}" from the service worker` };
+}
+
 export async function runCall(callId: string, session: string, replyId: string, call: ToolCall, provenance?: Provenance): Promise<CallOutcome> {
   const exec: ContentRequest = { type: "exec", callId, session, reply: replyId, call, ...(provenance ? { provenance } : {}) };
   let reply = await ask(exec);

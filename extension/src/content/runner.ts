@@ -8,9 +8,10 @@
 import { ReplyCard } from "./card";
 import { findComposer } from "./dom";
 import { insertIntoComposer, send } from "./insert";
-import { ask, runCall } from "./messaging";
-import { combineResults, parseErrorResult } from "../shared/format";
+import { ask, formatInvalid, runCall } from "./messaging";
+import { combineResults } from "../shared/format";
 import { t } from "../shared/i18n";
+import type { InvalidCallReport } from "../shared/gen/bridge";
 import type { ParsedBlock } from "../shared/parser";
 import type { ContentSettings, FailureKind, Provenance, WorkerEvent } from "../shared/protocol";
 import type { SiteAdapter } from "../shared/adapters";
@@ -30,7 +31,8 @@ export interface ReplyContext {
 
 type Slot =
   | { kind: "call"; row: number; callId: string | null; formatted: string | null; ignored: boolean }
-  | { kind: "error"; row: number; formatted: string };
+  /** A block the parser rejected: the bridge writes what the model is told (`formatted`). */
+  | { kind: "error"; row: number; formatted: string | null; report: InvalidCallReport };
 
 /** Live runs by call id, so worker events can update the right row. */
 const byCallId = new Map<string, { run: ReplyRun; row: number }>();
@@ -78,7 +80,7 @@ export class ReplyRun {
         this.slots.push({ kind: "call", row, callId: null, formatted: null, ignored: false });
       } else {
         const row = this.card.addRow(null, "invalid_call", { kind: "parseError", message: b.message });
-        this.slots.push({ kind: "error", row, formatted: parseErrorResult(b.error, b.message) });
+        this.slots.push({ kind: "error", row, formatted: null, report: { kind: b.error, detail: b.message } });
       }
     }
   }
@@ -152,7 +154,18 @@ export class ReplyRun {
     this.running = true;
     try {
       for (const slot of this.slots) {
-        if (slot.kind !== "call" || slot.formatted !== null || (slot.ignored && !slot.callId)) continue;
+        if (slot.kind === "error") {
+          if (slot.formatted !== null) continue;
+          const out = await formatInvalid(slot.report);
+          if (!out.ok) {
+            this.card.setFooter(failureText(out.kind, out.message));
+            this.card.offer("retry");
+            return;
+          }
+          slot.formatted = out.formatted;
+          continue;
+        }
+        if (slot.formatted !== null || (slot.ignored && !slot.callId)) continue;
         const call = this.callAt(slot.row);
         slot.callId ??= crypto.randomUUID();
         byCallId.set(slot.callId, { run: this, row: slot.row });
@@ -195,7 +208,7 @@ export class ReplyRun {
   /** When every slot has an answer: one message with all results, pasted and (maybe) sent. */
   private async maybeFinish(): Promise<void> {
     if (this.finished) return;
-    const pending = this.slots.some((s) => s.kind === "call" && s.formatted === null && !(s.ignored && !s.callId));
+    const pending = this.slots.some((s) => s.formatted === null && !(s.kind === "call" && s.ignored && !s.callId));
     if (pending) return;
     const blocks = this.slots.flatMap((s) => (s.formatted ? [s.formatted] : []));
     if (blocks.length === 0) return;

@@ -46,6 +46,8 @@ export type ContentRequest =
   /** `provenance`: set for a call the generic fallback found (the bridge then always asks). */
   | { type: "exec"; callId: string; session: string; reply: string; call: ToolCall; provenance?: Provenance }
   | { type: "await"; callId: string }
+  /** A `<tool>` block the parser rejected: the bridge writes its result for the model. */
+  | { type: "invalidCall"; report: import("./gen/bridge").InvalidCallReport }
   | { type: "cancel"; callId: string }
   | { type: "claim"; key: string }
   | { type: "markSeen"; keys: string[] }
@@ -95,6 +97,8 @@ export type Reply =
   | { type: "result"; result: CallResult }
   | { type: "failed"; message: string; kind: FailureKind }
   | { type: "prompt"; text: string }
+  /** A `<tool_result>` block the bridge wrote (for a broken block). */
+  | { type: "formatted"; formatted: string }
   | { type: "status"; connection: ConnectionState | null; paused: boolean }
   | { type: "health"; report: HealthReport | null }
   | { type: "skills"; skills: import("./skills").Skill[] }

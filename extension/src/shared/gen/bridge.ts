@@ -28,6 +28,8 @@ export type AdapterReport = {
 /** `ask` (default) or `auto` (moderate calls run without a dialog; dangerous still asks). */
 export type ApprovalMode = "ask" | "auto";
 
+export type BlockErrorKind = "invalidJson" | "notAnObject" | "missingName" | "badField" | "trailingText" | "unterminated";
+
 /** A call as it reaches the engine: `POST /exec` bodies, `ground-link check/call --json`. */
 export type CallRequest = {
   args: Record<string, unknown>;
@@ -118,6 +120,21 @@ export type Health = {
   /** Always `"ok"`. */
   status: string;
   version: string;
+};
+
+/** The answer to `POST /invalid-call`: the `<tool_result>` block, ready to paste. */
+export type InvalidCallFormatted = {
+  formatted: string;
+};
+
+/**
+ * `POST /invalid-call`: a `<tool>` block the extension's parser rejected, for the core to
+ * format (DESIGN §2.1: the model is told, in the one text every path uses).
+ */
+export type InvalidCallReport = {
+  /** The parser's message; it quotes the model's text, so it is treated as untrusted. */
+  detail: string;
+  kind: BlockErrorKind;
 };
 
 /** The rule layers of DESIGN §5.3, strictest first. */
