@@ -40,7 +40,9 @@ if [ -z "$root" ]; then
 fi
 echo "corpus: $root ($(find "$root" -type f | wc -l) files); $(rg --version | sed -n 1p)" >&2
 
-bench_bin="$(cargo bench --bench search --no-run --message-format=json 2>/dev/null |
+# The bench's own executable: cargo also lists the ground-link binary it builds for it.
+bench_bin="$(cargo bench --locked --bench search --no-run --message-format=json 2>/dev/null |
+    grep '"kind":\["bench"\]' |
     sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n1)"
 if [ -z "$bench_bin" ] || [ ! -x "$bench_bin" ]; then
     echo "could not build benches/search.rs; run 'cargo bench --bench search --no-run' to see why" >&2
