@@ -31,8 +31,16 @@ echo "  largest resident mappings:"
 awk '/^[0-9a-f]+-[0-9a-f]+ /{name=$6} /^Rss:/{r[name]+=$2} END{for (n in r) printf "%8d kB  %s\n", r[n], (n == "" ? "[anonymous]" : n)}' \
   /proc/$pid/smaps | sort -rn | head -8 | sed 's/^/  /'
 echo "  WebKit helper processes (not the app's own; one web process per open window):"
-ps -o rss=,comm= --ppid "$pid" | awk '{printf "    %s %d MB\n", $2, $1/1024}'
-token=$(cat "$XDG_CONFIG_HOME/ground-link/token")
+pss_total=$(awk '/^Pss:/{print $2}' /proc/$pid/smaps_rollup)
+for child in $(ps -o pid= --ppid "$pid"); do
+  pss=$(awk '/^Pss:/{print $2}' /proc/$child/smaps_rollup 2>/dev/null || echo 0)
+  pss_total=$(( pss_total + pss ))
+  printf "    %s RSS %d MB, PSS %d MB\n" "$(ps -o comm= -p "$child")" $(( $(ps -o rss= -p "$child") / 1024 )) $(( pss / 1024 ))
+done
+echo "  total PSS, the app and its helpers: $(( pss_total / 1024 )) MB (goal ≤ 120 MB, DESIGN §10)"
+# The token from the one store the app uses (keyring or file), through the CLI beside the app.
+cli="$(dirname "$BIN")/ground-link"
+if [ -x "$cli" ]; then token=$("$cli" token 2>/dev/null); else token=$(cat "$XDG_CONFIG_HOME/ground-link/token"); fi
 for i in 1 2 3 4 5; do
   curl -s -o /dev/null -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
     -d "{\"name\":\"write_file\",\"args\":{\"path\":\"m$i.txt\",\"content\":\"x\"},\"callId\":\"m-$i\",\"waitMs\":1500}" \
