@@ -29,7 +29,7 @@ echo "idle RSS of ground-link-app (pid $pid, 5 s after start): $(( $(awk '/VmRSS
 echo "  PSS (shared pages split with the processes sharing them): $(( $(awk '/^Pss:/{print $2}' /proc/$pid/smaps_rollup) / 1024 )) MB"
 echo "  largest resident mappings:"
 awk '/^[0-9a-f]+-[0-9a-f]+ /{name=$6} /^Rss:/{r[name]+=$2} END{for (n in r) printf "%8d kB  %s\n", r[n], (n == "" ? "[anonymous]" : n)}' \
-  /proc/$pid/smaps | sort -rn | head -8 | sed 's/^/  /'
+  /proc/$pid/smaps | sort -rn | sed -n '1,8s/^/  /p'
 echo "  WebKit helper processes (not the app's own; one web process per open window):"
 pss_total=$(awk '/^Pss:/{print $2}' /proc/$pid/smaps_rollup)
 for child in $(ps -o pid= --ppid "$pid"); do

@@ -11,3 +11,6 @@ echo "== exec_cmd \"true\" end to end"; cargo build --locked --release --bin gro
 echo "== browser tool round trip (MCP -> extension -> page)"
 scripts/install-deps.sh extension
 (cd extension && npm ci --no-audit --no-fund --loglevel=error && GROUND_LINK_BIN="$(realpath "${CARGO_TARGET_DIR:-target}")/release/ground-link" npm run bench)
+echo "== tray app at rest (PSS of the app and its helpers) and the approval dialog's latency"
+scripts/install-deps.sh app
+cargo build --locked --release -p ground-link-app >/dev/null && scripts/app-measure.sh
