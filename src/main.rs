@@ -30,62 +30,6 @@ struct Cli {
     command: Command,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-enum Sandbox {
-    ReadOnly,
-    WorkspaceWrite,
-    FullAccess,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum Mode {
-    Ask,
-    Auto,
-}
-
-/// The defaults are the settings' own (`Settings::default`), never restated here.
-fn defaults() -> Settings {
-    Settings::default()
-}
-
-impl From<SandboxMode> for Sandbox {
-    fn from(m: SandboxMode) -> Sandbox {
-        match m {
-            SandboxMode::ReadOnly => Sandbox::ReadOnly,
-            SandboxMode::WorkspaceWrite => Sandbox::WorkspaceWrite,
-            SandboxMode::FullAccess => Sandbox::FullAccess,
-        }
-    }
-}
-
-impl From<Sandbox> for SandboxMode {
-    fn from(m: Sandbox) -> SandboxMode {
-        match m {
-            Sandbox::ReadOnly => SandboxMode::ReadOnly,
-            Sandbox::WorkspaceWrite => SandboxMode::WorkspaceWrite,
-            Sandbox::FullAccess => SandboxMode::FullAccess,
-        }
-    }
-}
-
-impl From<ApprovalMode> for Mode {
-    fn from(m: ApprovalMode) -> Mode {
-        match m {
-            ApprovalMode::Ask => Mode::Ask,
-            ApprovalMode::Auto => Mode::Auto,
-        }
-    }
-}
-
-impl From<Mode> for ApprovalMode {
-    fn from(m: Mode) -> ApprovalMode {
-        match m {
-            Mode::Ask => ApprovalMode::Ask,
-            Mode::Auto => ApprovalMode::Auto,
-        }
-    }
-}
-
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
 enum Approval {
     Tty,
@@ -99,7 +43,7 @@ struct ServeArgs {
     #[arg(long, value_name = "D")]
     dir: PathBuf,
     /// Port on 127.0.0.1; 0 picks a free one.
-    #[arg(long, default_value_t = defaults().port)]
+    #[arg(long, default_value_t = Settings::default().port)]
     port: u16,
     /// Read the token from F (created if missing) instead of the default location.
     #[arg(long, value_name = "F")]
@@ -110,12 +54,12 @@ struct ServeArgs {
     /// The reason `--approval deny` gives the model.
     #[arg(long, value_name = "R")]
     deny_reason: Option<String>,
-    #[arg(long, value_enum, default_value_t = defaults().sandbox.into())]
-    sandbox: Sandbox,
-    #[arg(long, value_enum, default_value_t = defaults().mode.into())]
-    mode: Mode,
+    #[arg(long, value_enum, default_value_t = Settings::default().sandbox)]
+    sandbox: SandboxMode,
+    #[arg(long, value_enum, default_value_t = Settings::default().mode)]
+    mode: ApprovalMode,
     /// Seconds to wait for an approval before denying.
-    #[arg(long, default_value_t = defaults().approval_timeout_sec)]
+    #[arg(long, default_value_t = Settings::default().approval_timeout_sec)]
     approval_timeout: u64,
 }
 
@@ -124,10 +68,10 @@ struct Common {
     /// The sandbox root: every path is resolved inside it.
     #[arg(long, value_name = "D")]
     dir: PathBuf,
-    #[arg(long, value_enum, default_value_t = defaults().sandbox.into())]
-    sandbox: Sandbox,
-    #[arg(long, value_enum, default_value_t = defaults().mode.into())]
-    mode: Mode,
+    #[arg(long, value_enum, default_value_t = Settings::default().sandbox)]
+    sandbox: SandboxMode,
+    #[arg(long, value_enum, default_value_t = Settings::default().mode)]
+    mode: ApprovalMode,
     /// The call as JSON: {"name":…,"args":{…},"reason":…}; `-` reads it from stdin.
     #[arg(long, value_name = "CALL")]
     json: String,
@@ -162,7 +106,7 @@ enum ClientCommand {
 #[derive(clap::Args)]
 struct McpArgs {
     /// The port of the running tray app or `ground-link serve`.
-    #[arg(long, default_value_t = defaults().port)]
+    #[arg(long, default_value_t = Settings::default().port)]
     port: u16,
     /// A 0600 file holding this client's token (`ground-link token add NAME > F`). Never the
     /// bridge token: that is the extension's pairing key.
@@ -206,7 +150,7 @@ enum Command {
         #[arg(long, value_name = "R")]
         deny_reason: Option<String>,
         /// Seconds to wait for an approval before denying.
-        #[arg(long, default_value_t = defaults().approval_timeout_sec)]
+        #[arg(long, default_value_t = Settings::default().approval_timeout_sec)]
         approval_timeout: u64,
     },
     /// The audit log.
@@ -404,15 +348,15 @@ fn install_native_host(
 /// mapping from settings to the engine (`EngineConfig::with_settings`, the app's too).
 fn engine_config(
     dir: &std::path::Path,
-    sandbox: Sandbox,
-    mode: Mode,
+    sandbox: SandboxMode,
+    mode: ApprovalMode,
     approval_timeout_sec: u64,
 ) -> Result<EngineConfig> {
     let settings = Settings {
-        sandbox: sandbox.into(),
-        mode: mode.into(),
+        sandbox,
+        mode,
         approval_timeout_sec,
-        ..defaults()
+        ..Settings::default()
     };
     Ok(EngineConfig::with_settings(
         dir.to_path_buf(),
@@ -673,7 +617,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 &common.dir,
                 common.sandbox,
                 common.mode,
-                defaults().approval_timeout_sec,
+                Settings::default().approval_timeout_sec,
             )?;
             config.audit = false;
             let engine = Engine::new(config, Arc::new(DenyApprover { reason: None }))?;
