@@ -220,13 +220,17 @@ impl TokenStore {
     /// The person's token: the keyring entry for this config folder, the default file beside it.
     pub fn open(paths: &ConfigPaths) -> TokenStore {
         let off = std::env::var(KEYRING_ENV).is_ok_and(|v| v == "off" || v == "0");
-        #[cfg(feature = "keyring")]
-        let keyring = (!off)
-            .then(|| Box::new(Keyring::for_config(&paths.config_dir)) as Box<dyn SecretStore>);
-        #[cfg(not(feature = "keyring"))]
-        let keyring = {
-            let _ = off;
+        let keyring: Option<Box<dyn SecretStore>> = if off {
             None
+        } else {
+            #[cfg(feature = "keyring")]
+            {
+                Some(Box::new(Keyring::for_config(&paths.config_dir)))
+            }
+            #[cfg(not(feature = "keyring"))]
+            {
+                None
+            }
         };
         TokenStore {
             keyring,
