@@ -16,7 +16,7 @@ let busy = false;
 export const ARM_MS = 750;
 /** performance.now() from which an allow may be taken. */
 let armedAt = 0;
-let armTimer: ReturnType<typeof setTimeout> | undefined;
+let armTimer: number | undefined;
 
 function allowButtons(): HTMLButtonElement[] {
   return Array.from(document.querySelectorAll<HTMLButtonElement>("button.allow"));
@@ -26,8 +26,8 @@ function allowButtons(): HTMLButtonElement[] {
 function disarm(): void {
   armedAt = performance.now() + ARM_MS;
   for (const b of allowButtons()) b.disabled = true;
-  clearTimeout(armTimer);
-  armTimer = setTimeout(() => {
+  window.clearTimeout(armTimer);
+  armTimer = window.setTimeout(() => {
     for (const b of allowButtons()) b.disabled = false;
   }, ARM_MS);
 }
@@ -165,7 +165,9 @@ document.addEventListener("keydown", (e) => {
   }
 });
 
-setInterval(() => {
+// Timers here are the window's own (the same functions in a webview): they end with the
+// document, so nothing runs after its page is gone (jsdom in the tests clears them on close).
+window.setInterval(() => {
   const el = document.getElementById("countdown");
   if (el && shown) el.textContent = countdown(shown.deadlineMs, Date.now());
 }, 500);
