@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Measures the tray app against DESIGN §10: cold start to tray (and bridge listening), idle RSS
-# of the app's own process, and time from a call's arrival to the approval dialog rendered.
+# Measures the tray app against DESIGN §10: cold start to tray (and bridge listening), memory at
+# rest (sum of PSS over the app and its WebKit helpers: before any window, with the dialog
+# hidden, and after the idle dialog is ended), and time from a call's arrival to the approval
+# dialog rendered.
 # Runs the real app under Xvfb and a private D-Bus session. Usage: scripts/app-measure.sh [binary]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,20 +26,25 @@ until curl -fs "http://127.0.0.1:$port/health" >/dev/null 2>&1; do
 done
 echo "cold start to bridge answering: $(( ($(date +%s%N) - start) / 1000000 )) ms"
 grep -o 'ready in [0-9]* ms' "$work/log" | sed 's/^/app says: tray up and /' || true
+# Sum of PSS over the app and its WebKit helpers (one web process per open window, one
+# network process once a webview has been made); `$1` says when.
+total_pss() {
+  local total pss child
+  total=$(awk '/^Pss:/{print $2}' /proc/$pid/smaps_rollup)
+  echo "$1:"
+  echo "  ground-link-app: RSS $(( $(awk '/VmRSS/{print $2}' /proc/$pid/status) / 1024 )) MB, PSS $(( total / 1024 )) MB ($(grep -E "RssAnon|RssFile|RssShmem" /proc/$pid/status | tr -s " \t" " " | tr "\n" " "))"
+  for child in $(ps -o pid= --ppid "$pid"); do
+    pss=$(awk '/^Pss:/{print $2}' /proc/$child/smaps_rollup 2>/dev/null || echo 0)
+    total=$(( total + pss ))
+    printf "  %s RSS %d MB, PSS %d MB\n" "$(ps -o comm= -p "$child")" $(( $(ps -o rss= -p "$child") / 1024 )) $(( pss / 1024 ))
+  done
+  echo "  total PSS, the app and its helpers: $(( total / 1024 )) MB (goal ≤ 120 MB, DESIGN §10)"
+}
 sleep 5
-echo "idle RSS of ground-link-app (pid $pid, 5 s after start): $(( $(awk '/VmRSS/{print $2}' /proc/$pid/status) / 1024 )) MB ($(grep -E "RssAnon|RssFile|RssShmem" /proc/$pid/status | tr -s " \t" " " | tr "\n" " "))"
-echo "  PSS (shared pages split with the processes sharing them): $(( $(awk '/^Pss:/{print $2}' /proc/$pid/smaps_rollup) / 1024 )) MB"
-echo "  largest resident mappings:"
+total_pss "at rest, 5 s after start (no window has been made)"
+echo "  largest resident mappings of the app:"
 awk '/^[0-9a-f]+-[0-9a-f]+ /{name=$6} /^Rss:/{r[name]+=$2} END{for (n in r) printf "%8d kB  %s\n", r[n], (n == "" ? "[anonymous]" : n)}' \
-  /proc/$pid/smaps | sort -rn | sed -n '1,8s/^/  /p'
-echo "  WebKit helper processes (not the app's own; one web process per open window):"
-pss_total=$(awk '/^Pss:/{print $2}' /proc/$pid/smaps_rollup)
-for child in $(ps -o pid= --ppid "$pid"); do
-  pss=$(awk '/^Pss:/{print $2}' /proc/$child/smaps_rollup 2>/dev/null || echo 0)
-  pss_total=$(( pss_total + pss ))
-  printf "    %s RSS %d MB, PSS %d MB\n" "$(ps -o comm= -p "$child")" $(( $(ps -o rss= -p "$child") / 1024 )) $(( pss / 1024 ))
-done
-echo "  total PSS, the app and its helpers: $(( pss_total / 1024 )) MB (goal ≤ 120 MB, DESIGN §10)"
+  /proc/$pid/smaps | sort -rn | sed -n '1,6s/^/  /p'
 # The token from the one store the app uses (keyring or file), through the CLI beside the app.
 cli="$(dirname "$BIN")/ground-link"
 if [ -x "$cli" ]; then token=$("$cli" token 2>/dev/null); else token=$(cat "$XDG_CONFIG_HOME/ground-link/token"); fi
@@ -48,6 +55,12 @@ for i in 1 2 3 4 5; do
   curl -s -o /dev/null -X DELETE -H "Authorization: Bearer $token" "http://127.0.0.1:$port/calls/m-$i"
   sleep 0.3
 done
-echo "call arrival to dialog rendered (5 calls):"
+echo "call arrival to dialog rendered (5 calls; the first makes the window):"
 grep -o 'rendered [0-9]* ms after' "$work/log" | sed 's/^/  /'
-echo "idle RSS after the dialogs: $(( $(awk '/VmRSS/{print $2}' /proc/$pid/status) / 1024 )) MB"
+total_pss "with the dialog hidden after the calls"
+# The hidden dialog is ended after LINGER (src-tauri/src/dialog_window.rs, 15 s).
+for _ in $(seq 1 60); do
+  [ -z "$(ps -o comm= --ppid "$pid" | grep WebKitWebProces || true)" ] && break
+  sleep 1
+done
+total_pss "at rest again, once the idle dialog has been ended"

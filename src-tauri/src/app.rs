@@ -11,8 +11,8 @@ use ground_link::bridge::token::TokenStore;
 use ground_link::engine::Engine;
 use ground_link::protocol::ApprovalMode;
 
-use crate::approver::DialogSurface;
 use crate::commands::{ClientAdded, ClientView, PairedExtension, PairingView, SettingsView};
+use crate::dialog_window::{self, DialogWindow};
 use crate::error::{CommandError, CommandErrorKind};
 use crate::host::Host;
 use crate::settings::{AppSettings, STORE_FILE, STORE_KEY};
@@ -23,7 +23,7 @@ pub struct App {
     pub handle: AppHandle,
     pub host: Arc<Host>,
     settings: Mutex<AppSettings>,
-    dialog: Arc<Mutex<Option<Channel<DialogState>>>>,
+    dialog: Arc<DialogWindow>,
     tokens: TokenStore,
     /// One settings change at a time: two quick tray toggles must leave the engine in the
     /// state that was saved last.
@@ -34,31 +34,6 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Shows the approval window with the current state, or hides it.
-struct WindowSurface {
-    handle: AppHandle,
-    channel: Arc<Mutex<Option<Channel<DialogState>>>>,
-}
-
-impl DialogSurface for WindowSurface {
-    fn present(&self, state: &DialogState) {
-        if let Some(ch) = lock(&self.channel).as_ref() {
-            let _ = ch.send(state.clone());
-        }
-        let Some(w) = self.handle.get_webview_window(WindowId::Approval.label()) else {
-            return;
-        };
-        if state.current.is_some() {
-            let _ = w.unminimize();
-            let _ = w.show();
-            let _ = w.set_always_on_top(true);
-            let _ = w.set_focus();
-        } else {
-            let _ = w.hide();
-        }
-    }
-}
-
 impl App {
     pub fn new(
         handle: AppHandle,
@@ -66,11 +41,9 @@ impl App {
         settings: AppSettings,
         tokens: TokenStore,
     ) -> Arc<App> {
-        let dialog = Arc::new(Mutex::new(None));
-        host.approver.set_surface(Arc::new(WindowSurface {
-            handle: handle.clone(),
-            channel: Arc::clone(&dialog),
-        }));
+        let dialog = DialogWindow::new(handle.clone());
+        host.approver
+            .set_surface(Arc::new(dialog_window::Surface(Arc::clone(&dialog))));
         host.approver.set_language(settings.core.language);
         Arc::new(App {
             handle,
@@ -96,10 +69,15 @@ impl App {
         })
     }
 
+    /// The approval dialog's window (made on demand; see `dialog_window`).
+    pub fn dialog(&self) -> &Arc<DialogWindow> {
+        &self.dialog
+    }
+
     pub fn subscribe_dialog(&self, channel: Channel<DialogState>) -> DialogState {
-        *lock(&self.dialog) = Some(channel);
-        // A page that (re)loads while a call waits — the dialog was just made again — must
-        // also bring its window up, or the question would wait unseen until it times out.
+        self.dialog.subscribe(channel);
+        // The page loads when a question has made its window (or the window was made again):
+        // presenting now brings the window up, or the question would wait unseen.
         self.host.approver.refresh();
         self.host.approver.state()
     }

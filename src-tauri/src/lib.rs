@@ -7,6 +7,7 @@ pub mod approver;
 pub mod audit_view;
 #[macro_use]
 pub mod commands;
+pub mod dialog_window;
 pub mod error;
 pub mod host;
 pub mod log;
@@ -259,22 +260,22 @@ fn on_window_event(window: &tauri::Window, event: &WindowEvent) {
     };
     match event {
         WindowEvent::CloseRequested { api, .. } if id.kept() => {
-            // The dialog is made once and hidden, never destroyed: closing it is a deny.
+            // Closing the dialog only hides it (it is ended later, when idle): closing is a deny.
             api.prevent_close();
             let _ = window.hide();
             deny_shown(window.app_handle());
         }
         WindowEvent::Destroyed if id.kept() => {
-            // Destroyed anyway (some window managers and WebDriver do): deny what it showed,
-            // and make it again so the next call has a dialog.
-            let app = window.app_handle().clone();
-            deny_shown(&app);
-            tauri::async_runtime::spawn_blocking(move || {
-                windows::get_or_create(&app, id);
-                if let Some(state) = app.try_state::<Arc<App>>() {
-                    state.retitle();
-                }
-            });
+            let Some(state) = window.app_handle().try_state::<Arc<App>>() else {
+                return;
+            };
+            // Ended on purpose when idle, or destroyed from outside (some window managers and
+            // WebDriver do): then what it showed is denied. Either way a question still
+            // waiting gets a new window.
+            if !state.dialog().destroyed() {
+                deny_shown(window.app_handle());
+            }
+            state.host.approver.refresh();
         }
         // Settings closes for real, and its web process with it; "open" makes it again.
         _ => {}
@@ -331,7 +332,7 @@ pub fn run(started: Instant) {
             let host = Host::new(paths, supervisor, token);
             let state = App::new(handle.clone(), host, settings.clone(), tokens);
             app.manage(Arc::clone(&state));
-            state.retitle();
+            state.dialog().start();
             let handles = build_tray(&handle, &state)?;
             let show_settings = args.show_settings;
             let st = Arc::clone(&state);

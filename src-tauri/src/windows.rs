@@ -1,10 +1,10 @@
 //! The app's windows, as an enum rather than label strings (CONVENTIONS: windows and tray items
 //! are enums). Both are declared in `tauri.conf.json`.
 //!
-//! The approval dialog is created hidden at start-up and never destroyed, so it appears within
-//! the 300 ms budget (and WebDriver finds a window at once). The settings window is made when
-//! it is opened and destroyed when it is closed: each window has its own WebKit web process
-//! (~160 MB resident), which a tray app should not keep for a window seldom open.
+//! Neither exists at rest: each window has its own WebKit web process, which a tray app should
+//! not keep for a window seldom open. The dialog is made when a question arrives and ended when
+//! it has been idle a while (`dialog_window`); settings is made when opened and destroyed when
+//! closed.
 
 use serde::{Deserialize, Serialize};
 
@@ -44,7 +44,8 @@ impl WindowId {
         }
     }
 
-    /// Whether closing the window only hides it (the dialog), or destroys it (settings).
+    /// Whether closing the window only hides it (the dialog, ended later when idle), or
+    /// destroys it (settings).
     pub fn kept(self) -> bool {
         self == WindowId::Approval
     }
@@ -100,9 +101,8 @@ mod tests {
         }
         for w in config["app"]["windows"].as_array().unwrap() {
             assert_eq!(w["visible"], false, "windows start hidden: {w}");
-            let id = WindowId::from_label(w["label"].as_str().unwrap()).unwrap();
-            // Made at start-up exactly when kept (Tauri's `create` defaults to true).
-            assert_eq!(w["create"].as_bool().unwrap_or(true), id.kept(), "{w}");
+            // None is made at start (Tauri's `create` defaults to true): no web process at rest.
+            assert_eq!(w["create"], false, "{w}");
         }
         assert!(WindowId::Approval.kept() && !WindowId::Settings.kept());
         // The English titles are the configured ones; the Chinese ones differ.

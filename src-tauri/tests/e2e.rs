@@ -753,7 +753,7 @@ fn trust_hooks_and_pairing_from_settings() {
 fn a_second_launch_opens_settings_and_closing_it_frees_its_web_process() {
     let w = World::start(&[]);
     let pid = app_pid(w.port).expect("the app's process");
-    // At rest only the (hidden) approval dialog exists.
+    // At rest only the (hidden) approval dialog exists: kept under WebDriver, which needs one.
     w.wait_for("one web process", Duration::from_secs(15), || {
         (web_processes(pid) == 1).then_some(())
     });
@@ -795,6 +795,126 @@ fn a_second_launch_opens_settings_and_closing_it_frees_its_web_process() {
     assert_eq!(web_processes(pid), 2);
 }
 
+/// The app as a person runs it, without WebDriver (which needs a webview from the start):
+/// no web process at rest; a question makes the dialog; once hidden and idle it is ended.
+fn the_dialog_is_made_for_a_question_and_ended_when_idle() {
+    let base = tempfile::Builder::new()
+        .prefix("gl-e2e-")
+        .tempdir()
+        .unwrap();
+    let root = base.path().join("sandbox");
+    std::fs::create_dir_all(&root).unwrap();
+    let port = free_port();
+    let log = base.path().join("app.log");
+    let mut app = Command::new(env!("CARGO_BIN_EXE_ground-link-app"))
+        .args([
+            "--dir",
+            &root.display().to_string(),
+            "--port",
+            &port.to_string(),
+        ])
+        .env("XDG_CONFIG_HOME", base.path().join("config"))
+        .env("XDG_DATA_HOME", base.path().join("data"))
+        .env("XDG_STATE_HOME", base.path().join("state"))
+        .env("GROUND_LINK_MANAGED_FILE", base.path().join("managed.json"))
+        .env("WEBKIT_DISABLE_DMABUF_RENDERER", "1")
+        .env_remove("TAURI_WEBVIEW_AUTOMATION")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    struct Stop<'a>(&'a mut Child);
+    impl Drop for Stop<'_> {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let pid = app.id() as i32;
+    let _stop = Stop(&mut app);
+    let http = reqwest::blocking::Client::new();
+    let url = |path: &str| format!("http://127.0.0.1:{port}{path}");
+    let until = |what: &str, limit: Duration, f: &dyn Fn() -> bool| {
+        let start = Instant::now();
+        while !f() {
+            assert!(start.elapsed() < limit, "timed out waiting for {what}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        start.elapsed()
+    };
+    until("the bridge", Duration::from_secs(30), &|| {
+        http.get(url("/health"))
+            .send()
+            .is_ok_and(|r| r.status().is_success())
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(web_processes(pid), 0, "no webview at rest");
+    let token = std::fs::read_to_string(base.path().join("config/ground-link/token")).unwrap();
+    let ask = |id: &str| {
+        let (url, token, id) = (url("/exec"), token.trim().to_string(), id.to_string());
+        std::thread::spawn(move || -> Value {
+            reqwest::blocking::Client::builder()
+                .timeout(Duration::from_secs(60))
+                .build()
+                .unwrap()
+                .post(url)
+                .bearer_auth(token)
+                .json(
+                    &json!({"name": "exec_cmd", "args": {"command": "touch asked.txt"},
+                    "callId": id, "waitMs": 25_000}),
+                )
+                .send()
+                .unwrap()
+                .json()
+                .unwrap()
+        })
+    };
+    let rendered = |id: &str| {
+        let needle = format!("approval dialog for {id} rendered ");
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .find_map(|l| {
+                l.split_once(&needle)
+                    .map(|(_, ms)| ms.split(' ').next().unwrap_or("").to_string())
+            })
+    };
+    let first = ask("e2e-idle-1");
+    until(
+        "the dialog for the first question",
+        Duration::from_secs(20),
+        &|| rendered("e2e-idle-1").is_some(),
+    );
+    eprintln!(
+        "e2e: a dialog made for the question rendered {} ms after the call arrived",
+        rendered("e2e-idle-1").unwrap()
+    );
+    assert_eq!(web_processes(pid), 1, "the dialog's web process");
+    close_window("approve a tool call");
+    assert_eq!(first.join().unwrap()["status"], "denied", "closing denies");
+    // Hidden, then ended after a while; the bridge keeps running.
+    let ended = until("the idle dialog to end", Duration::from_secs(60), &|| {
+        web_processes(pid) == 0
+    });
+    eprintln!(
+        "e2e: the hidden dialog's web process ended {} s later",
+        ended.as_secs()
+    );
+    assert!(
+        http.get(url("/health"))
+            .send()
+            .is_ok_and(|r| r.status().is_success())
+    );
+    // The next question makes it again.
+    let second = ask("e2e-idle-2");
+    until("the dialog made again", Duration::from_secs(20), &|| {
+        rendered("e2e-idle-2").is_some()
+    });
+    close_window("approve a tool call");
+    assert_eq!(second.join().unwrap()["status"], "denied");
+    assert!(!root.join("asked.txt").exists());
+}
+
 #[test]
 #[ignore = "needs Xvfb, D-Bus and tauri-driver: run scripts/app.sh e2e"]
 fn e2e() {
@@ -829,6 +949,10 @@ fn e2e() {
         (
             "a second launch opens settings; closing settings frees its web process",
             a_second_launch_opens_settings_and_closing_it_frees_its_web_process,
+        ),
+        (
+            "without WebDriver: the dialog is made for a question and ended when idle",
+            the_dialog_is_made_for_a_question_and_ended_when_idle,
         ),
     ];
     let only = std::env::var("GL_E2E_ONLY").unwrap_or_default();
