@@ -212,6 +212,122 @@ fn paths_are_resolved_and_reported() {
     );
 }
 
+/// The programs judged from the tables (`changer_of`, `controller`): their own reason comes
+/// first, option values that take a value never pass for files, and each operand that is a
+/// file is a write.
+#[test]
+fn tabled_programs_judge_their_operands() {
+    let sb = Sandbox::new();
+    let inside = |p: &str| sb.root.join(p).to_string_lossy().into_owned();
+    /// command, risk, first reason, paths read or written, writes
+    type Case<'a> = (&'a str, Risk, &'a str, &'a [&'a str], &'a [&'a str]);
+    let cases: &[Case] = &[
+        (
+            "touch -r README.md new.txt",
+            Risk::Moderate,
+            "touch creates or changes files",
+            &["README.md", "new.txt"],
+            &["new.txt"],
+        ),
+        (
+            "mkdir -m 700 out",
+            Risk::Moderate,
+            "mkdir creates directories",
+            &["out"],
+            &["out"],
+        ),
+        (
+            "mv -t docs a.txt b.txt",
+            Risk::Moderate,
+            "mv moves files",
+            &["docs", "a.txt", "b.txt"],
+            &["docs", "a.txt", "b.txt"],
+        ),
+        (
+            "shred -n 3 f",
+            Risk::Dangerous,
+            "shred deletes files",
+            &["f"],
+            &["f"],
+        ),
+        (
+            "unlink f",
+            Risk::Dangerous,
+            "unlink deletes files",
+            &["f"],
+            &["f"],
+        ),
+        (
+            "truncate -s 0 f",
+            Risk::Dangerous,
+            "truncate destroys file contents",
+            &["f"],
+            &["f"],
+        ),
+        (
+            "chmod 644 a.txt",
+            Risk::Dangerous,
+            "chmod changes permissions or ownership",
+            &["a.txt"],
+            &["a.txt"],
+        ),
+        (
+            "chown --reference=README.md a.txt",
+            Risk::Dangerous,
+            "chown changes permissions or ownership",
+            &["a.txt"],
+            &["a.txt"],
+        ),
+        (
+            "systemctl list-units",
+            Risk::Moderate,
+            "systemctl list-units reads the state of system services",
+            &[],
+            &[],
+        ),
+        (
+            "systemctl is-active nginx",
+            Risk::Moderate,
+            "systemctl is-active reads",
+            &[],
+            &[],
+        ),
+        (
+            "systemctl enable nginx",
+            Risk::Dangerous,
+            "systemctl controls system services",
+            &[],
+            &[],
+        ),
+        (
+            "podman --remote ps",
+            Risk::Moderate,
+            "podman ps reads the state of containers",
+            &[],
+            &[],
+        ),
+        (
+            "nerdctl exec c sh",
+            Risk::Dangerous,
+            "nerdctl controls containers",
+            &[],
+            &[],
+        ),
+    ];
+    for (command, risk, why, paths, writes) in cases {
+        let a = sb.classify(command);
+        let p = &a.parts[0];
+        assert_eq!(a.risk, *risk, "{command}: {:?}", a.reasons);
+        assert!(a.reasons[0].starts_with(why), "{command}: {:?}", a.reasons);
+        let want = |v: &[&str]| v.iter().map(|p| inside(p)).collect::<Vec<_>>();
+        assert_eq!(p.paths, want(paths), "{command}: paths");
+        assert_eq!(p.writes, want(writes), "{command}: writes");
+    }
+    // Only where it writes decides for tee.
+    assert_eq!(sb.classify("tee out.txt").risk, Risk::Moderate);
+    assert_eq!(sb.classify("tee ~/.bashrc").risk, Risk::Dangerous);
+}
+
 #[test]
 fn a_relative_root_is_resolved_from_the_current_directory() {
     let cwd = std::env::current_dir().unwrap();

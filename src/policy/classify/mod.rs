@@ -52,6 +52,7 @@
 //!   `halt`/`poweroff`, `init 0|6`, `systemctl poweroff|reboot|...`; `kill -1`; commands
 //!   longer than [`MAX_LEN`]. A catastrophic command is also `dangerous`.
 
+mod builtins;
 mod catastrophic;
 mod git;
 mod paths;

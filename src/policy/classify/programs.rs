@@ -11,8 +11,8 @@ use super::catastrophic;
 use super::paths::{Cwds, Jail, Place};
 use super::sed;
 use super::tables::{
-    FOLLOWS, INTERPRETERS, QUIET, RUNNERS, Reader, SHELLS, judged_by_name, package_manager, reader,
-    sensitive_var,
+    Changer, FOLLOWS, INTERPRETERS, NETWORK, QUIET, RUNNERS, Reader, SHELLS, changer_of,
+    controller, judged_by_name, package_manager, reader, sensitive_var,
 };
 use super::words::{Word, WordBuilder};
 use super::{Acc, Analyzer, Io};
@@ -59,7 +59,7 @@ fn long_is(name: &str, full: &str) -> bool {
     name == full || (full.starts_with("--") && name.len() >= 4 && full.starts_with(name))
 }
 
-fn opt_is(name: &str, full: &str) -> bool {
+pub(super) fn opt_is(name: &str, full: &str) -> bool {
     if full.starts_with("--") {
         long_is(name, full)
     } else {
@@ -86,9 +86,9 @@ pub(crate) fn protected(jail: &Jail, shown: &str) -> Option<&'static str> {
 }
 
 /// Options and operands of a command, GNU style (options may follow operands until `--`).
-struct Parsed<'w> {
-    opts: Vec<(Cow<'w, str>, Option<Cow<'w, Word>>)>,
-    pos: Vec<&'w Word>,
+pub(super) struct Parsed<'w> {
+    pub(super) opts: Vec<(Cow<'w, str>, Option<Cow<'w, Word>>)>,
+    pub(super) pos: Vec<&'w Word>,
 }
 
 /// `-c` for a short option letter; borrowed for ASCII letters and digits (options are parsed
@@ -130,7 +130,7 @@ fn tail_word(w: &Word, from: usize) -> Word {
     }
 }
 
-fn parse_args<'w>(args: &'w [Word], val_short: &str, val_long: &[&str]) -> Parsed<'w> {
+pub(super) fn parse_args<'w>(args: &'w [Word], val_short: &str, val_long: &[&str]) -> Parsed<'w> {
     let mut p = Parsed {
         opts: Vec::new(),
         pos: Vec::new(),
@@ -666,17 +666,39 @@ impl Analyzer {
             }
             return;
         }
+        if let Some(c) = changer_of(name) {
+            self.change(acc, name, &c, args);
+            return;
+        }
+        if let Some(c) = controller(name) {
+            let sub = args
+                .iter()
+                .find(|a| !a.is_option())
+                .map_or("", |a| a.text.as_str());
+            let looks = c.looks.iter().any(|l| match l.strip_suffix('*') {
+                Some(prefix) => sub.starts_with(prefix),
+                None => sub == *l,
+            });
+            let (risk, why) = if looks {
+                (Moderate, c.looks_why)
+            } else {
+                (Dangerous, c.changes_why)
+            };
+            acc.raise(risk, why.replace("{name}", name).replace("{sub}", sub));
+            return;
+        }
+        if NETWORK.contains(&name) {
+            acc.raise(
+                Dangerous,
+                format!("{name} talks to the network: it can upload files or download code"),
+            );
+            self.transfer(acc, name, args);
+            return;
+        }
+        if self.builtin(acc, name, args, io, depth) {
+            return;
+        }
         match name {
-            "printf" => {
-                let p = parse_args(args, "v", &[]);
-                for (n, v) in &p.opts {
-                    if let (true, Some(v)) = (n == "-v", v) {
-                        if let Some(why) = sensitive_var(&v.text, "") {
-                            acc.raise(Moderate, format!("sets {}, {why}", v.text));
-                        }
-                    }
-                }
-            }
             "date" => {
                 let p = parse_args(args, "dfrsI", &["--date", "--file", "--reference", "--set"]);
                 for (n, v) in &p.opts {
@@ -714,231 +736,14 @@ impl Analyzer {
                     );
                 }
             }
-            "set" => {
-                if args.is_empty() {
-                    acc.raise(
-                        Moderate,
-                        "set without arguments prints every variable, which may hold secrets",
-                    );
-                }
-                // Options that keep the meaning of what follows; anything else (`-k` makes
-                // assignments anywhere in a command line count, `-T` and `-o` modes…) is not
-                // modelled.
-                let mut rest = args.iter();
-                while let Some(a) = rest.next() {
-                    let t = a.text.as_str();
-                    if a.dynamic {
-                        acc.raise(Moderate, "set with an option only known at run time");
-                    } else if t == "--" || t == "-" {
-                        break;
-                    } else if t == "-o" || t == "+o" {
-                        match rest.next().map(|v| v.text.as_str()) {
-                            Some("pipefail" | "errexit" | "nounset" | "xtrace" | "noglob")
-                            | None => {}
-                            Some("posix") => acc.raise(
-                                Dangerous,
-                                "set -o posix turns on aliases, which can make any name run anything",
-                            ),
-                            Some(other) => {
-                                acc.raise(Moderate, format!("set -o {other} is not modelled"))
-                            }
-                        }
-                    } else if let Some(flags) = t.strip_prefix(['-', '+']) {
-                        if !flags.chars().all(|c| "euxfvCnbhBH".contains(c)) {
-                            acc.raise(Moderate, format!("set {t} is not modelled"));
-                        }
-                    } else {
-                        break; // positional parameters
-                    }
-                }
-            }
-            "read" | "mapfile" | "readarray" => {
-                // Which options take a value differs: `read -t 5`, but `mapfile -t` is a flag.
-                let spec = if name == "read" {
-                    "adinNptu"
-                } else {
-                    "dnOsuCc"
-                };
-                let p = parse_args(args, spec, &[]);
-                for (n, v) in &p.opts {
-                    if opt_is(n, "-C") {
-                        acc.raise(Moderate, format!("{name} -C runs a callback command"));
-                        match v {
-                            Some(cb) if !cb.dynamic => {
-                                let cb = cb.text.clone();
-                                self.script(&cb, depth + 1);
-                            }
-                            _ => acc.raise(
-                                Dangerous,
-                                format!("{name} -C runs a callback only known at run time"),
-                            ),
-                        }
-                    }
-                }
-                for w in &p.pos {
-                    if let Some(why) = sensitive_var(&w.text, "") {
-                        acc.raise(Moderate, format!("sets {}, {why}", w.text));
-                    }
-                }
-            }
-            "jobs" => {
-                // `jobs -x cmd args` runs cmd with job specs replaced.
-                if let Some(i) = args
-                    .iter()
-                    .position(|a| a.dynamic || (a.is_option() && a.text.contains('x')))
-                {
-                    acc.raise(Moderate, "jobs -x runs its arguments as a command");
-                    self.nested(args[i + 1..].to_vec(), depth);
-                }
-            }
-            "shopt" => {
-                // `-s`, `-u`, `-o` alone or in a cluster (`-qs`, `-pqs`).
-                let changes = args.iter().any(|a| {
-                    a.dynamic
-                        || (a.is_option()
-                            && !a.text.starts_with("--")
-                            && a.text[1..].contains(['s', 'u', 'o']))
-                });
-                if changes {
-                    for a in args.iter().filter(|a| !a.is_option()) {
-                        match a.text.as_str() {
-                            // These change no command's meaning. Options that make globs
-                            // match more (`nocaseglob`, `dotglob`, `globstar`...) are not
-                            // here: the classifier's own matcher would then miss names bash
-                            // expands to, a symlink out of the root among them.
-                            "nullglob" | "failglob" | "extglob" | "pipefail" | "errexit"
-                            | "nounset" => {}
-                            "expand_aliases" => acc.raise(
-                                Dangerous,
-                                "shopt -s expand_aliases lets an alias make any name run anything",
-                            ),
-                            "cdable_vars" => acc.raise(
-                                Dangerous,
-                                "shopt cdable_vars lets cd go to any variable's folder, behind \
-                                 what ground-link can follow",
-                            ),
-                            other => acc.raise(
-                                Moderate,
-                                format!(
-                                    "shopt {other} changes how the shell runs what follows \
-                                     (cdable_vars lets cd leave for any variable's folder)"
-                                ),
-                            ),
-                        }
-                    }
-                }
-            }
-            "hash" | "enable" => {
-                if !args.is_empty() {
-                    acc.raise(
-                        Moderate,
-                        format!("{name} with arguments changes which program a name runs"),
-                    );
-                }
-            }
             "cd" | "pushd" => self.cd(acc, name, args),
             "test" | "[" => self.test_paths(acc, args),
             "jq" | "gojq" | "jaq" => self.jq(acc, args),
             "sed" | "gsed" => self.sed(acc, args, depth),
             "find" | "gfind" => self.find(acc, args, depth),
             "git" => self.git(acc, args),
-            "eval" => {
-                acc.raise(Moderate, "eval runs its arguments as a shell command");
-                if args.iter().any(|a| a.dynamic) {
-                    acc.raise(Dangerous, "eval runs a command built at run time");
-                }
-                let script = join_words(args);
-                self.script(&script, depth + 1);
-            }
-            "source" | "." => {
-                acc.raise(Moderate, format!("{name} runs the commands in a file"));
-                let Some(f) = args.first() else { return };
-                if matches!(
-                    f.text.as_str(),
-                    "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0" | "-"
-                ) {
-                    self.stdin_script(acc, name, io, depth);
-                } else {
-                    self.read_path(acc, f);
-                }
-            }
-            "trap" => {
-                // `trap -- CMD SIG`: the action follows the end of options.
-                let (args, ended) = match args.first() {
-                    Some(a) if a.text == "--" => (&args[1..], true),
-                    _ => (args, false),
-                };
-                if let (Some(action), true) = (args.first(), args.len() >= 2) {
-                    if (ended || !action.is_option()) && !action.text.is_empty() {
-                        acc.raise(Moderate, "trap runs a command later, when a signal arrives");
-                        let a = action.text.clone();
-                        self.script(&a, depth + 1);
-                    }
-                }
-            }
-            "alias" => {
-                for a in args {
-                    if let Some((_, value)) = a.text.split_once('=') {
-                        // Wherever aliases expand (POSIX mode, `sh`, expand_aliases), a later
-                        // name runs this text, and the two are never judged together.
-                        acc.raise(
-                            Dangerous,
-                            "alias changes what a command name runs later in the line",
-                        );
-                        let v = value.to_owned();
-                        self.script(&v, depth + 1);
-                    }
-                }
-            }
-            "touch" => {
-                let p = parse_args(args, "drt", &["--date", "--reference", "--time"]);
-                self.opt_paths(acc, &p, &["-r", "--reference"], &[]);
-                self.writes(acc, &p.pos);
-                acc.raise(Moderate, "touch creates or changes files");
-            }
-            "mkdir" => {
-                let p = parse_args(args, "m", &["--mode", "--context"]);
-                self.writes(acc, &p.pos);
-                acc.raise(Moderate, "mkdir creates directories");
-            }
-            "tee" => {
-                let p = parse_args(args, "", &[]);
-                self.writes(acc, &p.pos);
-            }
             "cp" | "install" => self.copy(acc, name, args),
-            "mv" => {
-                let p = parse_args(args, "tS", &["--target-directory", "--suffix"]);
-                self.opt_paths(acc, &p, &[], &["-t", "--target-directory"]);
-                self.writes(acc, &p.pos);
-                acc.raise(Moderate, "mv moves files, replacing any file at the target");
-            }
             "ln" => self.link(acc, args),
-            "rm" | "rmdir" | "unlink" | "shred" | "srm" | "wipe" => {
-                acc.raise(Dangerous, format!("{name} deletes files"));
-                let val_short = if name == "shred" { "ns" } else { "" };
-                let p = parse_args(
-                    args,
-                    val_short,
-                    &["--iterations", "--size", "--random-source"],
-                );
-                self.writes(acc, &p.pos);
-            }
-            "truncate" => {
-                acc.raise(Dangerous, "truncate destroys file contents");
-                let p = parse_args(args, "sr", &["--size", "--reference"]);
-                self.writes(acc, &p.pos);
-            }
-            "chmod" | "chown" | "chgrp" | "chattr" | "setfacl" | "chcon" => {
-                acc.raise(
-                    Dangerous,
-                    format!("{name} changes permissions or ownership"),
-                );
-                let p = parse_args(args, "", &["--reference", "--from"]);
-                let skip =
-                    usize::from(!p.has("--reference") && name != "chattr" && name != "setfacl");
-                let targets: Vec<&Word> = p.pos.iter().skip(skip).copied().collect();
-                self.writes(acc, &targets);
-            }
             "dd" => {
                 acc.raise(Dangerous, "dd copies raw data and can overwrite disks");
                 for a in args {
@@ -949,61 +754,12 @@ impl Analyzer {
                     }
                 }
             }
-            "curl" | "wget" | "aria2c" | "http" | "https" | "xh" | "httpie" | "lynx" | "links"
-            | "w3m" => {
-                acc.raise(
-                    Dangerous,
-                    format!("{name} talks to the network: it can upload files or download code"),
-                );
-                self.transfer(acc, name, args);
-            }
             n if n.starts_with("mkfs") => acc.raise(Dangerous, format!("{name} formats a disk")),
-            "systemctl" => {
-                let sub = args
-                    .iter()
-                    .find(|a| !a.is_option())
-                    .map(|a| a.text.as_str())
-                    .unwrap_or("");
-                if sub == "status"
-                    || sub == "show"
-                    || sub == "cat"
-                    || sub.starts_with("list-")
-                    || sub.starts_with("is-")
-                {
-                    acc.raise(
-                        Moderate,
-                        format!("systemctl {sub} reads the state of system services"),
-                    );
-                } else {
-                    acc.raise(Dangerous, "systemctl controls system services");
-                }
-            }
             "crontab" => {
                 if args.len() == 1 && args[0].text == "-l" {
                     acc.raise(Moderate, "crontab -l prints your scheduled jobs");
                 } else {
                     acc.raise(Dangerous, "crontab changes your scheduled jobs");
-                }
-            }
-            "docker" | "podman" | "nerdctl" => {
-                let sub = args
-                    .iter()
-                    .find(|a| !a.is_option())
-                    .map(|a| a.text.as_str())
-                    .unwrap_or("");
-                if matches!(
-                    sub,
-                    "ps" | "images" | "version" | "info" | "inspect" | "logs" | "top" | "stats"
-                ) {
-                    acc.raise(
-                        Moderate,
-                        format!("{name} {sub} reads the state of containers"),
-                    );
-                } else {
-                    acc.raise(
-                        Dangerous,
-                        format!("{name} controls containers, which can reach the whole machine"),
-                    );
                 }
             }
             "tar" | "gtar" | "bsdtar" => self.tar(acc, args),
@@ -1058,6 +814,20 @@ impl Analyzer {
         for t in targets {
             self.write_path(acc, t);
         }
+    }
+
+    /// A program from the changers' table: its own risk first, then the paths it reads and
+    /// writes.
+    fn change(&self, acc: &mut Acc, name: &str, c: &Changer, args: &[Word]) {
+        if let Some((risk, why)) = c.risk {
+            acc.raise(risk, why.replace("{name}", name));
+        }
+        let p = parse_args(args, c.val_short, c.val_long);
+        self.opt_paths(acc, &p, c.reads, c.writes);
+        let skip = c
+            .mode_first
+            .is_some_and(|given_by| !given_by.iter().any(|o| p.has(o)));
+        self.writes(acc, &p.pos[usize::from(skip).min(p.pos.len())..]);
     }
 
     /// Reads and writes named by option values.
@@ -1243,7 +1013,7 @@ impl Analyzer {
     }
 
     /// A program that runs its standard input as shell commands.
-    fn stdin_script(&mut self, acc: &mut Acc, name: &str, io: &Io, depth: u32) {
+    pub(super) fn stdin_script(&mut self, acc: &mut Acc, name: &str, io: &Io, depth: u32) {
         if let Some(s) = &io.stdin_script {
             let s = s.clone();
             self.script(&s, depth + 1);
@@ -2053,7 +1823,7 @@ fn is_assignment(t: &str) -> bool {
 }
 
 /// Joins words back into a command line the way `eval` and `watch` do (with spaces).
-fn join_words(words: &[Word]) -> String {
+pub(super) fn join_words(words: &[Word]) -> String {
     words
         .iter()
         .map(|w| w.text.as_str())

@@ -1,7 +1,9 @@
 //! The tables behind the program rules: which programs are shells, interpreters, build and
 //! test runners, quiet printers, judged by their name alone (network, disks, services, cloud
-//! CLIs...), read-only readers (with the options that change that), and package managers (with
-//! their read-only, installing and script-running subcommands).
+//! CLIs...), read-only readers (with the options that change that), programs that change the
+//! files they name, programs that look at or control system state by subcommand, network
+//! clients, and package managers (with their read-only, installing and script-running
+//! subcommands).
 //! Kept apart from the rules so adding a program is adding a line.
 
 use crate::protocol::Risk;
@@ -78,6 +80,72 @@ pub(super) fn judged_by_name(name: &str) -> Option<ByName> {
         _ => return None,
     })
 }
+
+/// A program that changes the files its operands name: how risky any use is, its options
+/// that take a value, and which option values are paths it reads or writes.
+pub(super) struct Changer {
+    /// `None` when only where it writes decides (`tee`).
+    pub(super) risk: Option<(Risk, &'static str)>,
+    pub(super) val_short: &'static str,
+    pub(super) val_long: &'static [&'static str],
+    pub(super) reads: &'static [&'static str],
+    pub(super) writes: &'static [&'static str],
+    /// The first operand is not a file (chmod's mode), unless one of these gives it instead.
+    pub(super) mode_first: Option<&'static [&'static str]>,
+}
+
+const fn changer(risk: Risk, why: &'static str, val_short: &'static str, val_long: &'static [&'static str]) -> Changer {
+    Changer { risk: Some((risk, why)), val_short, val_long, reads: &[], writes: &[], mode_first: None }
+}
+
+/// Programs that create, move, delete or re-permission the files named by their operands (the
+/// reason's `{name}` is the program as called). Their operands are judged as writes.
+pub(super) fn changer_of(name: &str) -> Option<Changer> {
+    use Risk::{Dangerous, Moderate};
+    const OWNERSHIP: &str = "{name} changes permissions or ownership";
+    Some(match name {
+        "touch" => Changer { reads: &["-r", "--reference"], ..changer(Moderate, "touch creates or changes files", "drt", &["--date", "--reference", "--time"]) },
+        "mkdir" => changer(Moderate, "mkdir creates directories", "m", &["--mode", "--context"]),
+        "tee" => Changer { risk: None, ..changer(Moderate, "", "", &[]) },
+        "mv" => Changer { writes: &["-t", "--target-directory"], ..changer(Moderate, "mv moves files, replacing any file at the target", "tS", &["--target-directory", "--suffix"]) },
+        "rm" | "rmdir" | "unlink" | "srm" | "wipe" => changer(Dangerous, "{name} deletes files", "", &["--iterations", "--size", "--random-source"]),
+        "shred" => changer(Dangerous, "{name} deletes files", "ns", &["--iterations", "--size", "--random-source"]),
+        "truncate" => changer(Dangerous, "truncate destroys file contents", "sr", &["--size", "--reference"]),
+        "chmod" | "chown" | "chgrp" | "chcon" => Changer { mode_first: Some(&["--reference"]), ..changer(Dangerous, OWNERSHIP, "", &["--reference", "--from"]) },
+        "chattr" | "setfacl" => changer(Dangerous, OWNERSHIP, "", &["--reference", "--from"]),
+        _ => return None,
+    })
+}
+
+/// Programs whose first operand says whether they only look at system state or change it:
+/// the operands that look (a trailing `*` matches any ending), and the reasons either way.
+pub(super) struct Controller {
+    pub(super) looks: &'static [&'static str],
+    /// With `{name}` and `{sub}` (the first operand).
+    pub(super) looks_why: &'static str,
+    pub(super) changes_why: &'static str,
+}
+
+pub(super) fn controller(name: &str) -> Option<Controller> {
+    Some(match name {
+        "systemctl" => Controller {
+            looks: &["status", "show", "cat", "list-*", "is-*"],
+            looks_why: "systemctl {sub} reads the state of system services",
+            changes_why: "systemctl controls system services",
+        },
+        "docker" | "podman" | "nerdctl" => Controller {
+            looks: &["ps", "images", "version", "info", "inspect", "logs", "top", "stats"],
+            looks_why: "{name} {sub} reads the state of containers",
+            changes_why: "{name} controls containers, which can reach the whole machine",
+        },
+        _ => return None,
+    })
+}
+
+/// Programs that talk to the network: any use may upload files or download code.
+pub(super) const NETWORK: &[&str] = &[
+    "curl", "wget", "aria2c", "http", "https", "xh", "httpie", "lynx", "links", "w3m",
+];
 
 /// Options of a read-only program: which take a value, which values are paths, which make
 /// the program write or run things.
