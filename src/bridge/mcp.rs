@@ -302,10 +302,6 @@ impl McpServer {
         };
         let engine = Arc::clone(self.bridge.engine());
         let cancel = completion.cancellation();
-        tokio::spawn(async move {
-            let result = engine.call_until(call, Source::Mcp, cancel).await;
-            completion.finish(result);
-        });
         // A client that sent a progress token hears, every PROGRESS_EVERY, that the call is
         // still waiting for the person or still running (DESIGN §8.1).
         let progress = context.meta.get_progress_token().map(|token| {
@@ -332,22 +328,24 @@ impl McpServer {
                 }
             })
         });
-        let wait = broker.wait(&id, Duration::MAX);
-        tokio::pin!(wait);
+        // The call runs here, in the task rmcp gives each request: rmcp never aborts that task
+        // (a client's cancellation is `context.ct`), so the call always runs to its end and is
+        // audited, and no task of our own is spawned and woken for it.
+        let run = engine.call_until(call, Source::Mcp, cancel);
+        tokio::pin!(run);
         let result = tokio::select! {
-            r = &mut wait => r,
+            r = &mut run => r,
             () = context.ct.cancelled() => {
                 broker.kill(&id);
-                broker.wait(&id, Duration::MAX).await
+                run.await
             }
         };
         if let Some(p) = progress {
             p.abort();
         }
+        completion.finish(result.clone());
         broker.forget(&id);
-        result.flatten().unwrap_or_else(|| {
-            crate::reply::not_run_result(&id, "call", "the bridge is shutting down; try again")
-        })
+        result
     }
 }
 
