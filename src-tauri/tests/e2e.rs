@@ -308,25 +308,8 @@ impl World {
         }
     }
 
-    /// POST /exec on its own thread (the call may wait for the dialog).
     fn exec(&self, call: Value) -> std::thread::JoinHandle<Value> {
-        let url = format!("http://127.0.0.1:{}/exec", self.port);
-        let token = self.token();
-        std::thread::spawn(move || {
-            let mut body = call;
-            body["waitMs"] = json!(25_000);
-            reqwest::blocking::Client::builder()
-                .timeout(Duration::from_secs(60))
-                .build()
-                .unwrap()
-                .post(url)
-                .bearer_auth(token)
-                .json(&body)
-                .send()
-                .unwrap()
-                .json()
-                .unwrap()
-        })
+        post_exec(self.port, self.token(), call)
     }
 
     fn dialog_visible(&self) -> bool {
@@ -363,6 +346,25 @@ impl Drop for World {
             std::thread::sleep(Duration::from_millis(100));
         }
     }
+}
+
+/// POST /exec on its own thread (the call may wait for the dialog): the answer's JSON.
+fn post_exec(port: u16, token: String, call: Value) -> std::thread::JoinHandle<Value> {
+    std::thread::spawn(move || {
+        let mut body = call;
+        body["waitMs"] = json!(25_000);
+        reqwest::blocking::Client::builder()
+            .timeout(Duration::from_secs(60))
+            .build()
+            .unwrap()
+            .post(format!("http://127.0.0.1:{port}/exec"))
+            .bearer_auth(token)
+            .json(&body)
+            .send()
+            .unwrap()
+            .json()
+            .unwrap()
+    })
 }
 
 /// The app we started, found by its port (it is a child of WebKitWebDriver, not of this test).
@@ -851,23 +853,9 @@ fn the_dialog_is_made_for_a_question_and_ended_when_idle() {
     assert_eq!(web_processes(pid), 0, "no webview at rest");
     let token = std::fs::read_to_string(base.path().join("config/ground-link/token")).unwrap();
     let ask = |id: &str| {
-        let (url, token, id) = (url("/exec"), token.trim().to_string(), id.to_string());
-        std::thread::spawn(move || -> Value {
-            reqwest::blocking::Client::builder()
-                .timeout(Duration::from_secs(60))
-                .build()
-                .unwrap()
-                .post(url)
-                .bearer_auth(token)
-                .json(
-                    &json!({"name": "exec_cmd", "args": {"command": "touch asked.txt"},
-                    "callId": id, "waitMs": 25_000}),
-                )
-                .send()
-                .unwrap()
-                .json()
-                .unwrap()
-        })
+        let call =
+            json!({"name": "exec_cmd", "args": {"command": "touch asked.txt"}, "callId": id});
+        post_exec(port, token.trim().to_string(), call)
     };
     let rendered = |id: &str| {
         let needle = format!("approval dialog for {id} rendered ");
