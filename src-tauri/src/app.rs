@@ -30,7 +30,8 @@ pub struct App {
     changing: tokio::sync::Mutex<()>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+/// A poisoned lock still holds usable state: a panic elsewhere must not stop the dialog.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 

@@ -15,16 +15,13 @@ use std::time::Duration;
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Manager};
 
+use crate::app::{App, lock};
 use crate::approver::DialogSurface;
 use crate::view::DialogState;
 use crate::windows::WindowId;
 
 /// How long a hidden dialog is kept for the next question before its web process is ended.
 pub const LINGER: Duration = Duration::from_secs(15);
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// Whether WebDriver drives this app (see the module comment).
 pub fn automated() -> bool {
@@ -80,10 +77,10 @@ impl DialogWindow {
     fn make(&self) {
         let app = self.handle.clone();
         tauri::async_runtime::spawn_blocking(move || {
-            if let Some(w) = crate::windows::get_or_create(&app, WindowId::Approval) {
-                if let Some(state) = app.try_state::<Arc<crate::app::App>>() {
-                    let _ = w.set_title(WindowId::Approval.title(state.settings().core.language));
-                }
+            crate::windows::get_or_create(&app, WindowId::Approval);
+            // In the person's language, like every open window.
+            if let Some(state) = app.try_state::<Arc<App>>() {
+                state.retitle();
             }
         });
     }
